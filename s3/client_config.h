@@ -1,0 +1,72 @@
+// ClientConfig: every setting of the S3 client, resolved once into an
+// immutable struct (flags override environment, environment overrides the
+// shared config file, which overrides defaults) and passed to constructors.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "s3/credentials.h"
+#include "s3/result.h"
+
+namespace bucketfs::s3 {
+
+struct ClientConfig {
+  // "" means AWS: https://s3.<region>.amazonaws.com (virtual-hosted style).
+  std::string endpoint_url;
+  std::string region = "us-east-1";
+  bool force_path_style = false;
+  CredentialsOptions credentials;
+  std::string ca_bundle;  // "" = system CAs
+  bool verify_tls = true;
+  // Transport.
+  int max_connections = 64;    // total open connections across threads
+  int transport_threads = 0;   // 0 = one per core
+  std::chrono::seconds low_speed_time{30};
+  long low_speed_bytes_per_sec = 1024;
+  // Retries: attempts include the first; backoff is exponential with full jitter.
+  int max_attempts = 6;
+  std::chrono::milliseconds backoff_base{100};
+  std::chrono::milliseconds backoff_max{20000};
+  // Sign payloads (x-amz-content-sha256 = real hash) for small request
+  // bodies; large streaming bodies (UploadPart, PutObject past
+  // sign_payload_max_bytes) use UNSIGNED-PAYLOAD plus Content-MD5.
+  uint64_t sign_payload_max_bytes = 64 * 1024;
+};
+
+// What the user set explicitly (flags); unset fields fall back to the
+// environment (AWS_ENDPOINT_URL, AWS_REGION, AWS_DEFAULT_REGION, AWS_PROFILE,
+// AWS_CA_BUNDLE, AWS_CONFIG_FILE) and then to the profile's section of the
+// shared config file (region, endpoint_url).
+struct ClientConfigOverrides {
+  std::optional<std::string> endpoint_url;
+  std::optional<std::string> region;
+  std::optional<bool> force_path_style;
+  std::optional<std::string> profile;
+  std::optional<bool> no_sign_request;
+  std::optional<std::string> ca_bundle;
+  std::optional<bool> verify_tls;
+};
+
+Result<ClientConfig> ResolveClientConfig(const ClientConfigOverrides& overrides, const EnvMap& env);
+
+// Where requests go: scheme/host/port and addressing style, from ClientConfig.
+struct Endpoint {
+  std::string scheme;  // "http" or "https"
+  std::string host;    // without port
+  int port = 0;        // 0 = scheme default
+  std::string base_path;  // path prefix of the endpoint URL, usually ""
+  bool path_style = false;
+
+  static Result<Endpoint> FromConfig(const ClientConfig& config);
+  // Host header value for a bucket ("bucket.s3.amazonaws.com" or "host:port").
+  std::string HostFor(const std::string& bucket) const;
+  // Encoded path for bucket/key ("/bucket/a%20b" or "/a%20b").
+  std::string PathFor(const std::string& bucket, const std::string& key) const;
+  // scheme://host[:port]
+  std::string Origin(const std::string& bucket) const;
+};
+
+}  // namespace bucketfs::s3

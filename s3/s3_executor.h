@@ -1,0 +1,103 @@
+// S3Executor: turns one S3Request into signed HTTP requests on the
+// transport, with retries, and delivers one Result.
+//
+// Per attempt: build the URL from the Endpoint, sign (SigV4, or nothing for
+// anonymous credentials), submit. A 2xx body streams into the caller's
+// BodySink when one is given (no copy beyond the sink's own), otherwise it
+// is collected into S3Response::body (for XML answers, which are small).
+// Non-2xx bodies are collected (capped) and parsed by ParseS3Error.
+//
+// Retries (RetryPolicy): 5xx, 429, 503 SlowDown, RequestTimeout, connection
+// failures, stalls and bodies cut short are retried with exponential backoff
+// and full jitter, up to max_attempts, scheduled through the transport's
+// delayed Submit (no thread sleeps). A request with idempotent=false is
+// retried only when it provably never reached the server (connect failure).
+// A GET with a range that fails mid-body resumes from the first byte not yet
+// received: the sink sees each byte offset exactly once, in order.
+// When the budget is spent the caller gets the last error, never a short body.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "s3/client_config.h"
+#include "s3/credentials.h"
+#include "s3/http_transport.h"
+#include "s3/result.h"
+
+namespace bucketfs::s3 {
+
+struct ByteRange {
+  uint64_t offset = 0;
+  uint64_t length = 0;  // > 0
+};
+
+struct S3Request {
+  std::string method;  // GET HEAD PUT POST DELETE
+  std::string bucket;  // "" for ListBuckets
+  std::string key;     // not encoded; "" for bucket-level requests
+  std::vector<std::pair<std::string, std::string>> query;  // not encoded
+  HttpHeaders headers;  // extra headers (Content-Type, If-Match, x-amz-copy-source, ...)
+  std::span<const std::byte> body;  // caller keeps it alive until done
+  bool idempotent = true;
+  // GET only: sets "Range: bytes=a-b" and enables resume after mid-body failures.
+  std::optional<ByteRange> range;
+};
+
+struct S3Response {
+  int status = 0;
+  HttpHeaders headers;
+  std::string body;         // only when no sink was given
+  uint64_t body_bytes = 0;  // bytes delivered (to sink or body) in total
+  int attempts = 0;
+};
+
+// Receives 2xx body bytes. `offset` counts from the first byte of the
+// response body of the first attempt (for ranged GETs: from range.offset).
+class BodySink {
+ public:
+  virtual ~BodySink() = default;
+  // Returning an error aborts the request with that error (not retried).
+  virtual Status Write(uint64_t offset, std::span<const std::byte> data) = 0;
+};
+
+using S3Callback = std::function<void(Result<S3Response>)>;
+
+class S3Executor {
+ public:
+  S3Executor(HttpTransport& transport, Endpoint endpoint,
+             std::shared_ptr<CredentialsProvider> credentials, ClientConfig config);
+
+  // Runs the request asynchronously; `done` runs exactly once, on a transport
+  // thread. REQUIRES: `done` does not block for long.
+  void Execute(S3Request request, std::shared_ptr<BodySink> sink, S3Callback done);
+  // Blocks the calling thread until done. REQUIRES: not called on a transport thread.
+  Result<S3Response> ExecuteSync(S3Request request, std::shared_ptr<BodySink> sink = nullptr);
+
+  const Endpoint& endpoint() const { return endpoint_; }
+  const ClientConfig& config() const { return config_; }
+
+ private:
+  HttpTransport& transport_;
+  Endpoint endpoint_;
+  std::shared_ptr<CredentialsProvider> credentials_;
+  ClientConfig config_;
+};
+
+// Parses an S3 error response (XML <Error><Code>..<Message>..<RequestId>..)
+// into an Error with errno from the one mapping table (ErrnoForS3Code).
+// Tolerates empty bodies, HTML pages and unknown elements: the HTTP status
+// then decides (404 -> ENOENT, 403 -> EACCES, ...). Never throws.
+Error ParseS3Error(int http_status, std::string_view body, const HttpHeaders& headers);
+
+// The one table: S3 error code (and HTTP status when the code is unknown) -> errno.
+int ErrnoForS3Code(std::string_view code, int http_status);
+
+}  // namespace bucketfs::s3
