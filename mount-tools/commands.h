@@ -1,0 +1,14 @@
+// The subcommands of the bucketfs binary. main.cc only dispatches; each
+// command lives in its own file and parses its own flags (argv[0] is the
+// subcommand name, e.g. "s3" or "mount").
+#pragma once
+
+namespace bucketfs::tools {
+
+// bucketfs s3 ls|get|put|rm|bench ...   (s3_command.cc)
+int RunS3Command(int argc, char** argv);
+
+// bucketfs s3://BUCKET[/PREFIX] MOUNTPOINT [options]   (mount_command.cc)
+int RunMountCommand(int argc, char** argv);
+
+}  // namespace bucketfs::tools
