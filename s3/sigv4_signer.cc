@@ -1,0 +1,228 @@
+// SigV4 header signing: canonical request -> string to sign -> HMAC chain.
+// See sigv4_signer.h. Pure functions over OpenSSL's one-shot digests.
+#include "s3/sigv4_signer.h"
+
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+#include <algorithm>
+#include <cctype>
+#include <ctime>
+#include <map>
+
+namespace bucketfs::s3 {
+namespace {
+
+constexpr std::string_view kAlgorithm = "AWS4-HMAC-SHA256";
+constexpr char kHexDigits[] = "0123456789abcdef";
+
+std::string HexEncode(const unsigned char* data, size_t size) {
+  std::string out;
+  out.reserve(size * 2);
+  for (size_t i = 0; i < size; ++i) {
+    out.push_back(kHexDigits[data[i] >> 4]);
+    out.push_back(kHexDigits[data[i] & 0xf]);
+  }
+  return out;
+}
+
+std::string Digest(const EVP_MD* md, const void* data, size_t size) {
+  unsigned char out[EVP_MAX_MD_SIZE];
+  unsigned int out_len = 0;
+  // One-shot digest of in-memory data cannot fail short of memory
+  // exhaustion; an empty result would then make the signature mismatch.
+  if (EVP_Digest(data, size, out, &out_len, md, nullptr) != 1) return {};
+  return std::string(reinterpret_cast<const char*>(out), out_len);
+}
+
+std::string HmacSha256(std::string_view key, std::string_view data) {
+  unsigned char out[EVP_MAX_MD_SIZE];
+  unsigned int out_len = 0;
+  if (HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+           reinterpret_cast<const unsigned char*>(data.data()), data.size(), out,
+           &out_len) == nullptr) {
+    return {};
+  }
+  return std::string(reinterpret_cast<const char*>(out), out_len);
+}
+
+std::string ToLower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+
+// Trims leading/trailing whitespace and collapses inner runs to one space.
+std::string CanonicalHeaderValue(std::string_view value) {
+  std::string out;
+  out.reserve(value.size());
+  bool pending_space = false;
+  for (char c : value) {
+    if (IsSpace(c)) {
+      pending_space = !out.empty();
+      continue;
+    }
+    if (pending_space) out.push_back(' ');
+    pending_space = false;
+    out.push_back(c);
+  }
+  return out;
+}
+
+// Headers the signer owns: a caller's copy is replaced, never signed twice.
+bool IsSignerOwned(const std::string& lower_name) {
+  return lower_name == "x-amz-date" || lower_name == "x-amz-content-sha256" ||
+         lower_name == "x-amz-security-token" || lower_name == "authorization";
+}
+
+}  // namespace
+
+std::string UriEncode(std::string_view input, bool encode_slash) {
+  std::string out;
+  out.reserve(input.size() * 3 / 2);
+  for (char ch : input) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (std::isalnum(c) != 0 || c == '-' || c == '_' || c == '.' || c == '~' ||
+        (c == '/' && !encode_slash)) {
+      out.push_back(ch);
+    } else {
+      constexpr char kUpper[] = "0123456789ABCDEF";
+      out.push_back('%');
+      out.push_back(kUpper[c >> 4]);
+      out.push_back(kUpper[c & 0xf]);
+    }
+  }
+  return out;
+}
+
+std::string Sha256Hex(std::span<const std::byte> data) {
+  const std::string digest = Digest(EVP_sha256(), data.data(), data.size());
+  return HexEncode(reinterpret_cast<const unsigned char*>(digest.data()), digest.size());
+}
+
+std::string Sha256Hex(std::string_view data) {
+  return Sha256Hex(std::as_bytes(std::span<const char>(data.data(), data.size())));
+}
+
+std::string Md5Base64(std::span<const std::byte> data) {
+  const std::string digest = Digest(EVP_md5(), data.data(), data.size());
+  unsigned char out[64];
+  const int n = EVP_EncodeBlock(out, reinterpret_cast<const unsigned char*>(digest.data()),
+                                static_cast<int>(digest.size()));
+  return std::string(reinterpret_cast<const char*>(out), n > 0 ? static_cast<size_t>(n) : 0);
+}
+
+std::string FormatAmzDate(std::chrono::system_clock::time_point now) {
+  const std::time_t t = std::chrono::system_clock::to_time_t(now);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  const size_t n = std::strftime(buf, sizeof(buf), "%Y%m%dT%H%M%SZ", &tm);
+  return std::string(buf, n);
+}
+
+std::string CanonicalQueryString(const std::vector<std::pair<std::string, std::string>>& query) {
+  std::vector<std::pair<std::string, std::string>> encoded;
+  encoded.reserve(query.size());
+  for (const auto& [k, v] : query) encoded.emplace_back(UriEncode(k, true), UriEncode(v, true));
+  std::sort(encoded.begin(), encoded.end());
+  std::string out;
+  for (const auto& [k, v] : encoded) {
+    if (!out.empty()) out.push_back('&');
+    out += k;
+    out.push_back('=');
+    out += v;
+  }
+  return out;
+}
+
+std::string DeriveSigningKey(std::string_view secret_access_key, std::string_view date8,
+                             std::string_view region, std::string_view service) {
+  std::string key = "AWS4";
+  key += secret_access_key;
+  std::string k = HmacSha256(key, date8);
+  k = HmacSha256(k, region);
+  k = HmacSha256(k, service);
+  return HmacSha256(k, "aws4_request");
+}
+
+SignedRequestParts SignV4(const SigningRequest& request, const Credentials& credentials,
+                          const SigningContext& context) {
+  SignedRequestParts parts;
+  parts.amz_date = FormatAmzDate(context.now);
+  const std::string date8 = parts.amz_date.substr(0, 8);
+
+  // Canonical headers: lowercase names, duplicate names joined by ',' in the
+  // order given, values trimmed and inner whitespace collapsed; std::map sorts.
+  std::map<std::string, std::string> canonical;
+  for (const auto& [name, value] : request.headers) {
+    std::string lower = ToLower(name);
+    if (IsSignerOwned(lower)) continue;
+    auto [it, inserted] = canonical.try_emplace(std::move(lower), CanonicalHeaderValue(value));
+    if (!inserted) {
+      it->second.push_back(',');
+      it->second += CanonicalHeaderValue(value);
+    }
+  }
+  canonical["x-amz-date"] = parts.amz_date;
+  parts.headers_to_add.emplace_back("x-amz-date", parts.amz_date);
+  if (context.add_content_sha256_header) {
+    canonical["x-amz-content-sha256"] = request.payload_hash;
+    parts.headers_to_add.emplace_back("x-amz-content-sha256", request.payload_hash);
+  }
+  if (!credentials.session_token.empty()) {
+    canonical["x-amz-security-token"] = CanonicalHeaderValue(credentials.session_token);
+    parts.headers_to_add.emplace_back("x-amz-security-token", credentials.session_token);
+  }
+
+  std::string signed_headers;
+  std::string canonical_headers;
+  for (const auto& [name, value] : canonical) {
+    if (!signed_headers.empty()) signed_headers.push_back(';');
+    signed_headers += name;
+    canonical_headers += name;
+    canonical_headers.push_back(':');
+    canonical_headers += value;
+    canonical_headers.push_back('\n');
+  }
+
+  std::string& creq = parts.canonical_request;
+  creq.reserve(256 + canonical_headers.size());
+  creq += request.method;
+  creq.push_back('\n');
+  creq += request.canonical_uri.empty() ? std::string("/") : request.canonical_uri;
+  creq.push_back('\n');
+  creq += CanonicalQueryString(request.query);
+  creq.push_back('\n');
+  creq += canonical_headers;
+  creq.push_back('\n');
+  creq += signed_headers;
+  creq.push_back('\n');
+  creq += request.payload_hash;
+
+  const std::string scope = date8 + "/" + context.region + "/" + context.service + "/aws4_request";
+  std::string& sts = parts.string_to_sign;
+  sts += kAlgorithm;
+  sts.push_back('\n');
+  sts += parts.amz_date;
+  sts.push_back('\n');
+  sts += scope;
+  sts.push_back('\n');
+  sts += Sha256Hex(creq);
+
+  const std::string signing_key =
+      DeriveSigningKey(credentials.secret_access_key, date8, context.region, context.service);
+  const std::string raw_signature = HmacSha256(signing_key, sts);
+  parts.signature =
+      HexEncode(reinterpret_cast<const unsigned char*>(raw_signature.data()), raw_signature.size());
+
+  parts.authorization = std::string(kAlgorithm) + " Credential=" + credentials.access_key_id + "/" +
+                        scope + ", SignedHeaders=" + signed_headers +
+                        ", Signature=" + parts.signature;
+  parts.headers_to_add.emplace_back("Authorization", parts.authorization);
+  return parts;
+}
+
+}  // namespace bucketfs::s3
