@@ -1,0 +1,53 @@
+// FsConfig: everything the filesystem core needs to know about one mount,
+// built once by the mount command (mount-tools/) from flags and -o options and
+// then never changed. The core, the adapter and the readers/writers read it;
+// nothing else configures them (no globals, no statics).
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+
+namespace bucketfs::fs {
+
+struct FsConfig {
+  // --- What is mounted
+  // Bucket to mount. Empty: every bucket ListBuckets returns is a top-level
+  // directory of the mount (the "s3://" form).
+  std::string bucket;
+  // Key prefix mounted as the root: "" or a string ending in "/".
+  // REQUIRES: prefix.empty() || prefix.back() == '/'
+  std::string prefix;
+
+  // --- Ownership and permissions reported for every inode
+  uid_t uid = 0;  // the mount command sets the mounting user (getuid())
+  gid_t gid = 0;  // the mount command sets getgid()
+  mode_t file_mode = 0644;
+  mode_t dir_mode = 0755;
+
+  // --- What mutations are allowed
+  bool read_only = false;                // every mutation fails with EROFS
+  bool allow_delete = false;             // unlink/rmdir of real objects; else EPERM
+  bool allow_overwrite = false;          // O_TRUNC / rename onto an existing object; else EPERM
+  bool allow_dir_rename = false;         // rename of a directory copies every key; else EXDEV
+  uint64_t dir_rename_max_keys = 10000;  // larger directories: EMLINK... see SEMANTICS
+  bool dir_markers = false;              // mkdir writes a zero-byte "dir/" marker object
+
+  // --- Metadata caching (kernel entry/attr timeouts)
+  double metadata_ttl = 1.0;  // seconds the kernel may cache entries and attributes
+  double negative_ttl = 0.0;  // seconds the kernel may cache "no such entry"
+
+  // --- Data path
+  uint64_t write_part_size = 16ull << 20;  // multipart part size; grown to stay <= 10000 parts
+  uint64_t read_part_size = 8ull << 20;    // ranged GET size used by the read path
+  uint64_t max_read_request = 1ull << 20;  // FUSE max_read/max_write
+  int max_upload_parts_in_flight = 4;      // per open file being written
+  int listing_page_size = 1000;            // ListObjectsV2 max-keys for readdir
+
+  // --- Threads and caches
+  int max_threads = 16;   // FUSE worker threads (max_idle_threads)
+  std::string cache_dir;  // "" = no disk cache
+};
+
+}  // namespace bucketfs::fs
