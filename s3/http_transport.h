@@ -58,6 +58,24 @@ class HttpResponseHandler {
   virtual void OnComplete(Status transport_status) = 0;
 };
 
+// Transport error codes (Error::code) shared by every HttpTransport, so the
+// retry policy classifies them the same way for the real and the fake one.
+namespace transport_code {
+inline constexpr std::string_view kConnectFailed = "ConnectFailed";  // never reached the server
+inline constexpr std::string_view kReset = "Reset";  // connection dropped mid-exchange
+inline constexpr std::string_view kTimeout = "Timeout";
+inline constexpr std::string_view kStalled = "Stalled";      // below the low-speed limit
+inline constexpr std::string_view kTruncated = "Truncated";  // body shorter than Content-Length
+inline constexpr std::string_view kAborted = "Aborted";      // a handler returned false
+inline constexpr std::string_view kTls = "TLS";
+inline constexpr std::string_view kShutdown = "Shutdown";    // transport destroyed
+inline constexpr std::string_view kTransport = "Transport";  // anything else
+}  // namespace transport_code
+
+// An Error for a transport failure: errno EIO (ETIMEDOUT for Timeout and
+// Stalled), retryable unless the code is Aborted or Shutdown.
+Error MakeTransportError(std::string_view code, std::string message);
+
 class HttpTransport {
  public:
   virtual ~HttpTransport() = default;
