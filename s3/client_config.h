@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "s3/credentials.h"
 #include "s3/result.h"
@@ -22,8 +24,8 @@ struct ClientConfig {
   std::string ca_bundle;  // "" = system CAs
   bool verify_tls = true;
   // Transport.
-  int max_connections = 64;    // total open connections across threads
-  int transport_threads = 0;   // 0 = one per core
+  int max_connections = 64;   // total open connections across threads
+  int transport_threads = 0;  // 0 = one per core
   std::chrono::seconds low_speed_time{30};
   long low_speed_bytes_per_sec = 1024;
   // Retries: attempts include the first; backoff is exponential with full jitter.
@@ -54,10 +56,12 @@ Result<ClientConfig> ResolveClientConfig(const ClientConfigOverrides& overrides,
 
 // Where requests go: scheme/host/port and addressing style, from ClientConfig.
 struct Endpoint {
-  std::string scheme;  // "http" or "https"
-  std::string host;    // without port
-  int port = 0;        // 0 = scheme default
+  std::string scheme;     // "http" or "https"
+  std::string host;       // without port
+  int port = 0;           // 0 = scheme default
   std::string base_path;  // path prefix of the endpoint URL, usually ""
+  // Set by force_path_style, and implied by an IP address or a single-label
+  // host (localhost, a container name), which cannot take a bucket prefix.
   bool path_style = false;
 
   static Result<Endpoint> FromConfig(const ClientConfig& config);
@@ -67,6 +71,16 @@ struct Endpoint {
   std::string PathFor(const std::string& bucket, const std::string& key) const;
   // scheme://host[:port]
   std::string Origin(const std::string& bucket) const;
+
+  // Whether requests for `bucket` go path-style: always when path_style; also
+  // for "" (ListBuckets), bucket names that are not DNS labels, and dotted
+  // bucket names over https (the endpoint's wildcard certificate covers one
+  // label only).
+  bool UsesPathStyleFor(const std::string& bucket) const;
+  // Origin + PathFor + "?" + the query encoded exactly as SigV4 canonicalizes
+  // it (so the signed and the sent query string agree).
+  std::string UrlFor(const std::string& bucket, const std::string& key,
+                     const std::vector<std::pair<std::string, std::string>>& query = {}) const;
 };
 
 }  // namespace bucketfs::s3
