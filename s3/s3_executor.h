@@ -31,6 +31,7 @@
 #include "s3/credentials.h"
 #include "s3/http_transport.h"
 #include "s3/result.h"
+#include "s3/retry_policy.h"
 
 namespace bucketfs::s3 {
 
@@ -61,6 +62,8 @@ struct S3Response {
 
 // Receives 2xx body bytes. `offset` counts from the first byte of the
 // response body of the first attempt (for ranged GETs: from range.offset).
+// So offset 0 is the byte at range.offset; offsets arrive in increasing
+// order, each exactly once, even across resumed attempts.
 class BodySink {
  public:
   virtual ~BodySink() = default;
@@ -85,10 +88,19 @@ class S3Executor {
   const ClientConfig& config() const { return config_; }
 
  private:
+  struct Operation;      // one Execute call across all its attempts
+  class AttemptHandler;  // receives the response of one attempt
+
+  // Signs and submits the next attempt of `op` after `delay`.
+  void StartAttempt(const std::shared_ptr<Operation>& op, std::chrono::milliseconds delay);
+  // An attempt failed: schedule another (resuming a partial body) or finish.
+  void OnAttemptFailed(const std::shared_ptr<Operation>& op, Error error);
+
   HttpTransport& transport_;
   Endpoint endpoint_;
   std::shared_ptr<CredentialsProvider> credentials_;
   ClientConfig config_;
+  RetryPolicy retry_;
 };
 
 // Parses an S3 error response (XML <Error><Code>..<Message>..<RequestId>..)
