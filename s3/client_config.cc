@@ -137,31 +137,49 @@ bool Endpoint::UsesPathStyleFor(const std::string& bucket) const {
   return scheme == "https" && bucket.find('.') != std::string::npos;
 }
 
+// (Built with append/push_back: GCC 12 at -O3 misreports "lit" + string
+// concatenations under -Wrestrict.)
 std::string Endpoint::HostFor(const std::string& bucket) const {
-  std::string h = UsesPathStyleFor(bucket) ? host : bucket + "." + host;
-  if (port != 0) h += ":" + std::to_string(port);
+  std::string h;
+  if (!UsesPathStyleFor(bucket)) {
+    h.append(bucket);
+    h.push_back('.');
+  }
+  h.append(host);
+  if (port != 0) {
+    h.push_back(':');
+    h.append(std::to_string(port));
+  }
   return h;
 }
 
 std::string Endpoint::PathFor(const std::string& bucket, const std::string& key) const {
   std::string path = base_path;
   if (UsesPathStyleFor(bucket) && !bucket.empty()) {
-    path += "/" + UriEncode(bucket, true);
-    if (!key.empty()) path += "/" + UriEncode(key, false);
-    return path;
+    path.push_back('/');
+    path.append(UriEncode(bucket, true));
+    if (key.empty()) return path;
   }
-  path += "/" + UriEncode(key, false);
+  path.push_back('/');
+  path.append(UriEncode(key, false));
   return path;
 }
 
 std::string Endpoint::Origin(const std::string& bucket) const {
-  return scheme + "://" + HostFor(bucket);
+  std::string origin = scheme;
+  origin.append("://");
+  origin.append(HostFor(bucket));
+  return origin;
 }
 
 std::string Endpoint::UrlFor(const std::string& bucket, const std::string& key,
                              const std::vector<std::pair<std::string, std::string>>& query) const {
-  std::string url = Origin(bucket) + PathFor(bucket, key);
-  if (!query.empty()) url += "?" + CanonicalQueryString(query);
+  std::string url = Origin(bucket);
+  url.append(PathFor(bucket, key));
+  if (!query.empty()) {
+    url.push_back('?');
+    url.append(CanonicalQueryString(query));
+  }
   return url;
 }
 
