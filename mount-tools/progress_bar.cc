@@ -1,0 +1,86 @@
+#include "mount-tools/progress_bar.h"
+
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "mount-tools/s3_url.h"
+
+namespace bucketfs::tools {
+
+ProgressBar::ProgressBar(std::string label, uint64_t total, bool enabled)
+    : label_(std::move(label)), total_(total) {
+  if (enabled) thread_ = std::thread([this] { Loop(); });
+}
+
+ProgressBar::~ProgressBar() { Finish(); }
+
+bool ProgressBar::ShouldShow(bool no_progress_flag) {
+  return !no_progress_flag && isatty(STDERR_FILENO) == 1;
+}
+
+std::string ProgressBar::Render(const std::string& label, uint64_t done, uint64_t total,
+                                double seconds, int width) {
+  double rate = seconds > 0 ? static_cast<double>(done) / seconds : 0;
+  std::string tail = FormatBytes(done);
+  if (total > 0) tail += " / " + FormatBytes(total);
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "  %.1f MB/s", rate / 1e6);
+  tail += buf;
+  if (total > 0 && rate > 0 && done < total) {
+    std::snprintf(buf, sizeof buf, "  ETA %.0fs", static_cast<double>(total - done) / rate);
+    tail += buf;
+  }
+  std::string line = label;
+  if (total > 0) {
+    int bar = width - static_cast<int>(label.size() + tail.size()) - 10;
+    if (bar > 50) bar = 50;
+    if (bar >= 10) {
+      int filled = static_cast<int>(static_cast<double>(bar) * static_cast<double>(done) /
+                                    static_cast<double>(total));
+      if (filled > bar) filled = bar;
+      std::snprintf(buf, sizeof buf, " %3d%% [", static_cast<int>(100.0 * done / total));
+      line += buf;
+      line += std::string(filled, '=') + std::string(bar - filled, ' ') + "]";
+    }
+  }
+  line += " " + tail;
+  if (width > 1 && line.size() >= static_cast<size_t>(width)) line.resize(width - 1);
+  return line;
+}
+
+void ProgressBar::Loop() {
+  auto start = std::chrono::steady_clock::now();
+  std::unique_lock<std::mutex> lock(mu_);
+  // Short transfers finish before the first draw and print nothing.
+  if (cv_.wait_for(lock, std::chrono::milliseconds(500), [this] { return stop_; })) return;
+  while (true) {
+    struct winsize ws {};
+    int width = (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) ? ws.ws_col : 80;
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::string line = Render(label_, done(), total_, secs, width);
+    std::fprintf(stderr, "\r%s\033[K", line.c_str());
+    std::fflush(stderr);
+    drawn_ = true;
+    if (cv_.wait_for(lock, std::chrono::milliseconds(200), [this] { return stop_; })) break;
+  }
+}
+
+void ProgressBar::Finish() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) {
+    thread_.join();
+    if (drawn_) {
+      std::fprintf(stderr, "\r\033[K");
+      std::fflush(stderr);
+    }
+  }
+}
+
+}  // namespace bucketfs::tools
