@@ -1,0 +1,52 @@
+// FetchContext: what every reader of one Prefetcher shares — the immutable
+// config, the memory budget, the range source — and the FetchTracker that
+// counts fetches in flight (so tests and shutdown can wait for quiet) and
+// totals them (metrics). Internal to prefetch/.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+
+#include "prefetch/memory_budget.h"
+#include "prefetch/part.h"
+#include "prefetch/prefetch_config.h"
+#include "prefetch/range_source.h"
+
+namespace bucketfs::prefetch::internal {
+
+class FetchTracker {
+ public:
+  void Begin(uint64_t bytes);
+  void End();
+  void WaitIdle();
+  uint64_t in_flight() const;
+  uint64_t total_fetches() const;
+  uint64_t total_bytes() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::condition_variable idle_;
+  uint64_t in_flight_ = 0;  // guarded by mu_
+  uint64_t fetches_ = 0;    // guarded by mu_
+  uint64_t bytes_ = 0;      // guarded by mu_
+};
+
+struct FetchContext {
+  PrefetchConfig config;
+  std::shared_ptr<MemoryBudget> budget;
+  std::shared_ptr<RangeSource> source;
+  std::shared_ptr<FetchTracker> tracker;
+};
+
+// Starts the fetch that fills `part`; `after(part, status)` runs once it is
+// finished, before the tracker counts it done. The closure holds the part (and
+// so its buffer) until then, and drops it before End() so that WaitIdle()
+// returning means every finished fetch has let go of its buffer.
+// REQUIRES: no lock held (the source may complete inline).
+void IssueFetch(const FetchContext& ctx, const ObjectVersion& object, PartPtr part,
+                std::function<void(const PartPtr&, Status)> after);
+
+}  // namespace bucketfs::prefetch::internal

@@ -1,0 +1,110 @@
+#include "prefetch/hint_cache.h"
+
+#include <utility>
+
+namespace bucketfs::prefetch::internal {
+
+HintCache::HintCache(std::shared_ptr<const FetchContext> ctx) : ctx_(std::move(ctx)) {}
+
+std::string HintCache::KeyOf(const ObjectVersion& o) {
+  std::string k;
+  k.reserve(o.bucket.size() + o.key.size() + o.etag.size() + 24);
+  k.append(o.bucket).push_back('\0');
+  k.append(o.key).push_back('\0');
+  k.append(o.etag).push_back('\0');
+  k.append(std::to_string(o.size));
+  return k;
+}
+
+void HintCache::Hint(const std::vector<ObjectVersion>& next) {
+  const PrefetchConfig& cfg = ctx_->config;
+  std::vector<std::pair<std::string, std::pair<ObjectVersion, PartPtr>>> to_fetch;
+  std::vector<PartPtr> dropped;  // freed outside the lock
+  {
+    std::lock_guard lock(mu_);
+    ++generation_;
+    const uint64_t max_age = 2 * static_cast<uint64_t>(std::max(cfg.max_hinted_files, 1));
+    for (auto it = entries_.begin(); it != entries_.end();) {
+      if (it->second.generation + max_age < generation_) {
+        bytes_ -= it->second.part->size();
+        dropped.push_back(std::move(it->second.part));
+        it = entries_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    const auto share = static_cast<uint64_t>(cfg.hint_budget_fraction *
+                                             static_cast<double>(ctx_->budget->limit()));
+    for (const ObjectVersion& o : next) {
+      if (o.size == 0 || o.size >= cfg.small_object_threshold) continue;
+      std::string key = KeyOf(o);
+      if (auto it = entries_.find(key); it != entries_.end()) {
+        it->second.generation = generation_;
+        continue;
+      }
+      if (entries_.size() >= static_cast<size_t>(std::max(cfg.max_hinted_files, 0))) break;
+      if (bytes_ + o.size > share) break;
+      if (!ctx_->budget->TryReserve(o.size)) break;
+      auto part = std::make_shared<Part>(0, o.size, ctx_->budget);
+      entries_.emplace(key, Entry{part, generation_});
+      bytes_ += o.size;
+      ++hinted_;
+      to_fetch.push_back({std::move(key), {o, std::move(part)}});
+    }
+  }
+  for (auto& [key, job] : to_fetch) {
+    IssueFetch(*ctx_, job.first, std::move(job.second),
+               [weak = weak_from_this(), key = std::move(key)](const PartPtr& part, Status s) {
+                 if (auto self = weak.lock()) self->OnFetchDone(key, part, s);
+                 part->Complete(std::move(s));
+               });
+  }
+}
+
+void HintCache::OnFetchDone(const std::string& key, const PartPtr& part, const Status& s) {
+  if (s.ok()) return;
+  PartPtr dropped;
+  std::lock_guard lock(mu_);
+  auto it = entries_.find(key);
+  if (it != entries_.end() && it->second.part == part) {
+    bytes_ -= part->size();
+    dropped = std::move(it->second.part);  // the fetch closure still holds it
+    entries_.erase(it);
+  }
+}
+
+PartPtr HintCache::Take(const ObjectVersion& object) {
+  std::lock_guard lock(mu_);
+  auto it = entries_.find(KeyOf(object));
+  if (it == entries_.end()) return nullptr;
+  PartPtr part = std::move(it->second.part);
+  entries_.erase(it);
+  bytes_ -= part->size();
+  if (part->failed()) return nullptr;
+  ++hits_;
+  return part;
+}
+
+void HintCache::Clear() {
+  std::unordered_map<std::string, Entry> entries;
+  std::lock_guard lock(mu_);
+  entries.swap(entries_);
+  bytes_ = 0;
+}
+
+uint64_t HintCache::hinted() const {
+  std::lock_guard lock(mu_);
+  return hinted_;
+}
+
+uint64_t HintCache::hits() const {
+  std::lock_guard lock(mu_);
+  return hits_;
+}
+
+uint64_t HintCache::bytes() const {
+  std::lock_guard lock(mu_);
+  return bytes_;
+}
+
+}  // namespace bucketfs::prefetch::internal

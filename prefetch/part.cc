@@ -1,0 +1,73 @@
+#include "prefetch/part.h"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+namespace bucketfs::prefetch {
+
+Part::Part(uint64_t offset, uint64_t size, std::shared_ptr<MemoryBudget> budget)
+    : offset_(offset),
+      size_(size),
+      budget_(std::move(budget)),
+      // Uninitialised on purpose: the fetch overwrites every byte.
+      data_(std::make_unique_for_overwrite<std::byte[]>(size)) {}
+
+Part::~Part() {
+  if (budget_) budget_->Release(size_);
+}
+
+bool Part::done() const {
+  std::lock_guard lock(mu_);
+  return done_;
+}
+
+bool Part::ready() const {
+  std::lock_guard lock(mu_);
+  return done_ && status_.ok();
+}
+
+bool Part::failed() const {
+  std::lock_guard lock(mu_);
+  return done_ && !status_.ok();
+}
+
+Status Part::status() const {
+  std::lock_guard lock(mu_);
+  return status_;
+}
+
+void Part::OnDone(std::function<void()> fn) {
+  {
+    std::lock_guard lock(mu_);
+    if (!done_) {
+      waiters_.push_back(std::move(fn));
+      return;
+    }
+  }
+  fn();
+}
+
+void Part::Complete(Status s) {
+  std::vector<std::function<void()>> waiters;
+  {
+    std::lock_guard lock(mu_);
+    done_ = true;
+    status_ = std::move(s);
+    waiters.swap(waiters_);
+  }
+  for (auto& w : waiters) w();
+}
+
+size_t ReadData::CopyTo(std::span<std::byte> out) const {
+  size_t copied = 0;
+  for (const auto& seg : segments_) {
+    if (copied == out.size()) break;
+    const size_t n = std::min(seg.size(), out.size() - copied);
+    std::memcpy(out.data() + copied, seg.data(), n);
+    copied += n;
+  }
+  return copied;
+}
+
+}  // namespace bucketfs::prefetch

@@ -1,0 +1,95 @@
+// Part: one buffer of prefetched bytes [offset, offset + size) of an object,
+// filled by exactly one fetch and then immutable. The fetch body lands
+// directly in this buffer and reads are served from it (no copy in between);
+// whoever needs the bytes holds a shared_ptr, so a buffer lives while a read
+// reply still points into it, and its budget reservation is returned the
+// moment the last holder lets go.
+//
+// States: fetching -> ready | failed (terminal). Waiters registered with
+// OnDone run exactly once, when the part leaves `fetching` (or at once if it
+// already has), outside the part's lock.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <vector>
+
+#include "prefetch/memory_budget.h"
+#include "s3/result.h"
+
+namespace bucketfs::prefetch {
+
+class Part {
+ public:
+  // Takes over a reservation of `size` bytes already made on `budget`.
+  Part(uint64_t offset, uint64_t size, std::shared_ptr<MemoryBudget> budget);
+  ~Part();
+  Part(const Part&) = delete;
+  Part& operator=(const Part&) = delete;
+
+  uint64_t offset() const { return offset_; }
+  uint64_t size() const { return size_; }
+  uint64_t end() const { return offset_ + size_; }
+  bool Contains(uint64_t off) const { return off >= offset_ && off < end(); }
+
+  // The buffer the fetch writes into. Only the fetch touches it before Complete.
+  std::span<std::byte> fetch_buffer() { return {data_.get(), size_}; }
+  // REQUIRES: ready(); [off, off + len) within the part.
+  std::span<const std::byte> bytes(uint64_t off, uint64_t len) const {
+    return {data_.get() + (off - offset_), len};
+  }
+
+  bool done() const;
+  bool ready() const;     // done and ok
+  bool failed() const;    // done and not ok
+  Status status() const;  // REQUIRES: done()
+
+  // Runs `fn` once the part is done (inline when it already is).
+  void OnDone(std::function<void()> fn);
+  // Marks the fetch finished and runs the waiters. Called exactly once.
+  void Complete(Status s);
+
+ private:
+  const uint64_t offset_;
+  const uint64_t size_;
+  const std::shared_ptr<MemoryBudget> budget_;
+  std::unique_ptr<std::byte[]> data_;
+
+  mutable std::mutex mu_;
+  bool done_ = false;                           // guarded by mu_
+  Status status_;                               // guarded by mu_
+  std::vector<std::function<void()>> waiters_;  // guarded by mu_
+};
+
+using PartPtr = std::shared_ptr<Part>;
+
+// ReadData: the answer to one read — the bytes as one or more segments that
+// point into part buffers, plus the pins that keep those buffers alive. Hand
+// the segments to fuse_reply_iov / fuse_reply_buf and drop the ReadData after
+// the reply returns: no copy on the way to the kernel.
+class ReadData {
+ public:
+  ReadData() = default;
+  void Add(std::span<const std::byte> seg, std::shared_ptr<const void> pin) {
+    if (seg.empty()) return;
+    segments_.push_back(seg);
+    size_ += seg.size();
+    pins_.push_back(std::move(pin));
+  }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const std::vector<std::span<const std::byte>>& segments() const { return segments_; }
+  // Copies min(size(), out.size()) bytes into `out`; returns how many.
+  size_t CopyTo(std::span<std::byte> out) const;
+
+ private:
+  std::vector<std::span<const std::byte>> segments_;
+  std::vector<std::shared_ptr<const void>> pins_;
+  size_t size_ = 0;
+};
+
+}  // namespace bucketfs::prefetch

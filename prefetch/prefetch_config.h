@@ -1,0 +1,39 @@
+// PrefetchConfig: the read path's knobs, built once by the mount command and
+// then never changed. Defaults are the starting numbers of DESIGN.md ("Numbers
+// we start from"); every one of them is meant to be measured and tuned.
+#pragma once
+
+#include <cstdint>
+
+namespace bucketfs::prefetch {
+
+struct PrefetchConfig {
+  // --- Sequential streams
+  uint64_t part_size = 8ull << 20;       // largest ranged GET of a sequential window
+  uint64_t initial_window = 1ull << 20;  // first request of a stream
+  uint64_t max_window = 256ull << 20;    // the window doubles up to this while the reader keeps up
+  int max_parts_in_flight = 16;          // per reader: concurrent ranged GETs of one stream
+  // A read this far beyond the prefetched frontier still continues the stream
+  // (the gap is simply not fetched); further is a seek.
+  uint64_t max_forward_skip = 16ull << 20;
+  // A read this far behind the stream position is served on the side (a
+  // request-sized fetch) without resetting the stream: the kernel issues
+  // readahead out of order from several threads.
+  uint64_t backward_tolerance = 16ull << 20;
+
+  // --- Random access
+  uint64_t random_floor = 64ull << 10;  // smallest ranged GET for a random read
+  int random_cache_blocks = 4;          // recent random blocks kept per file
+  // Consecutive sequential requests after a seek that restart a stream.
+  int sequential_trigger = 2;
+
+  // --- Small objects and file-level prefetch
+  uint64_t small_object_threshold = 4ull << 20;  // smaller objects: one whole GET on first read
+  double hint_budget_fraction = 0.125;           // share of the budget for files not yet open
+  int max_hinted_files = 64;                     // files fetched ahead of their open
+
+  // --- Memory
+  uint64_t budget_bytes = 0;  // all prefetched data of the mount; 0 = DefaultBudgetBytes()
+};
+
+}  // namespace bucketfs::prefetch

@@ -1,0 +1,67 @@
+#include "prefetch/prefetcher.h"
+
+#include <cassert>
+#include <utility>
+
+#include "prefetch/fetch_context.h"
+#include "prefetch/hint_cache.h"
+#include "prefetch/reader_core.h"
+
+namespace bucketfs::prefetch {
+
+namespace {
+
+std::shared_ptr<MemoryBudget> BudgetFor(const PrefetchConfig& config) {
+  return std::make_shared<MemoryBudget>(
+      config.budget_bytes > 0 ? config.budget_bytes : MemoryBudget::DefaultBudgetBytes());
+}
+
+}  // namespace
+
+Prefetcher::Prefetcher(PrefetchConfig config, std::shared_ptr<RangeSource> source)
+    : Prefetcher(config, std::move(source), BudgetFor(config)) {}
+
+Prefetcher::Prefetcher(PrefetchConfig config, std::shared_ptr<RangeSource> source,
+                       std::shared_ptr<MemoryBudget> budget) {
+  assert(source != nullptr && budget != nullptr);
+  auto ctx = std::make_shared<internal::FetchContext>();
+  ctx->config = config;
+  ctx->budget = std::move(budget);
+  ctx->source = std::move(source);
+  ctx->tracker = std::make_shared<internal::FetchTracker>();
+  ctx_ = std::move(ctx);
+  hints_ = std::make_shared<internal::HintCache>(ctx_);
+}
+
+Prefetcher::~Prefetcher() { hints_->Clear(); }
+
+std::unique_ptr<ObjectReader> Prefetcher::Open(const ObjectVersion& object) {
+  PartPtr adopted;
+  if (object.size > 0 && object.size < ctx_->config.small_object_threshold) {
+    adopted = hints_->Take(object);
+  }
+  return std::make_unique<ObjectReader>(
+      std::make_shared<internal::ReaderCore>(ctx_, object, std::move(adopted)));
+}
+
+void Prefetcher::HintNextFiles(const std::vector<ObjectVersion>& next) { hints_->Hint(next); }
+
+const PrefetchConfig& Prefetcher::config() const { return ctx_->config; }
+
+const MemoryBudget& Prefetcher::budget() const { return *ctx_->budget; }
+
+PrefetcherStats Prefetcher::stats() const {
+  PrefetcherStats s;
+  s.fetches = ctx_->tracker->total_fetches();
+  s.bytes_fetched = ctx_->tracker->total_bytes();
+  s.in_flight = ctx_->tracker->in_flight();
+  s.hinted = hints_->hinted();
+  s.hint_hits = hints_->hits();
+  s.budget_used = ctx_->budget->used();
+  s.budget_peak = ctx_->budget->peak();
+  return s;
+}
+
+void Prefetcher::WaitIdle() { ctx_->tracker->WaitIdle(); }
+
+}  // namespace bucketfs::prefetch

@@ -1,0 +1,350 @@
+#include "prefetch/reader_core.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <utility>
+
+namespace bucketfs::prefetch::internal {
+
+ReaderCore::ReaderCore(std::shared_ptr<const FetchContext> ctx, ObjectVersion object,
+                       PartPtr adopted_whole)
+    : ctx_(std::move(ctx)),
+      cfg_(ctx_->config),
+      object_(std::move(object)),
+      mode_(object_.size < cfg_.small_object_threshold ? Mode::kWhole : Mode::kRandom),
+      whole_(std::move(adopted_whole)),
+      window_(cfg_.initial_window) {}
+
+void ReaderCore::ReadAsync(uint64_t offset, uint64_t size, ReadCallback done) {
+  Plan plan;
+  uint64_t end = offset;
+  bool closed = false;
+  {
+    std::lock_guard lock(mu_);
+    closed = closed_;
+    if (!closed && offset < object_.size && size > 0) {
+      end = offset + std::min<uint64_t>(size, object_.size - offset);
+      switch (mode_) {
+        case Mode::kWhole:
+          PlanWhole(plan);
+          break;
+        case Mode::kRandom:
+          PlanRandom(offset, end, plan);
+          break;
+        case Mode::kSequential:
+          PlanSequential(offset, end, plan);
+          break;
+      }
+      in_flight_ += static_cast<int>(plan.to_fetch.size());
+      any_read_ = true;
+    }
+  }
+  // Callbacks and the source run without mu_ (either may re-enter the reader).
+  if (closed) {
+    done(MakeError(EBADF, "ReaderClosed", "read after close of " + object_.key));
+    return;
+  }
+  Issue(plan.to_fetch);
+  Serve(std::move(plan.needed), offset, end, std::move(done));
+}
+
+void ReaderCore::PlanWhole(Plan& plan) {
+  if (!whole_ || whole_->failed()) {
+    whole_ = NewPart(0, object_.size, /*demand=*/true);
+    plan.to_fetch.push_back(whole_);
+  }
+  plan.needed.push_back(whole_);
+}
+
+void ReaderCore::PlanRandom(uint64_t o, uint64_t e, Plan& plan) {
+  if (!any_read_ && o == 0) {
+    StartStream(0);
+    PlanStreamRead(o, e, plan);
+    return;
+  }
+  const bool continues = any_read_ && o >= last_end_ && o - last_end_ <= cfg_.random_floor;
+  run_ = continues ? run_ + 1 : 1;
+  last_end_ = e;
+  if (run_ < cfg_.sequential_trigger) {
+    PlanBlock(o, e, plan);
+    return;
+  }
+  // A sequential run again: restart the stream. When a cached block already
+  // holds this read, serve from it and start the stream right after it.
+  for (const auto& b : blocks_) {
+    if (b->offset() <= o && e <= b->end() && !b->failed()) {
+      StartStream(b->end());
+      plan.needed.push_back(b);
+      read_end_ = e;
+      FillWindow(plan.to_fetch);
+      return;
+    }
+  }
+  StartStream(o);
+  PlanStreamRead(o, e, plan);
+}
+
+void ReaderCore::PlanSequential(uint64_t o, uint64_t e, Plan& plan) {
+  const uint64_t low =
+      stream_pos_ > cfg_.backward_tolerance ? stream_pos_ - cfg_.backward_tolerance : 0;
+  const uint64_t high = std::max(frontier_, stream_pos_) + cfg_.max_forward_skip;
+  if (o < low || o > high) {
+    // A seek: drop the stream (parts in flight finish and are discarded).
+    seq_parts_.clear();
+    window_ = cfg_.initial_window;
+    mode_ = Mode::kRandom;
+    ++stats_.seeks;
+    run_ = 1;
+    last_end_ = e;
+    PlanBlock(o, e, plan);
+    return;
+  }
+  if (o < stream_pos_ && !SeqCovers(o, e)) {
+    // A straggler behind the stream whose part is gone: serve it on the side.
+    PlanBlock(o, e, plan);
+    return;
+  }
+  PlanStreamRead(o, e, plan);
+}
+
+void ReaderCore::PlanStreamRead(uint64_t o, uint64_t e, Plan& plan) {
+  stream_pos_ = std::max(stream_pos_, o);
+  read_end_ = std::max(read_end_, e);
+  // The reader kept up with half the window: double it.
+  if (stream_pos_ >= next_grow_ && window_ < cfg_.max_window) {
+    window_ = std::min(window_ * 2, cfg_.max_window);
+    next_grow_ = stream_pos_ + window_ / 2;
+  }
+  ReleaseBehind();
+  EnsureCovered(o, e, plan);
+  FillWindow(plan.to_fetch);
+}
+
+void ReaderCore::PlanBlock(uint64_t o, uint64_t e, Plan& plan) {
+  for (auto it = blocks_.begin(); it != blocks_.end(); ++it) {
+    const PartPtr b = *it;
+    if (b->offset() <= o && e <= b->end() && !b->failed()) {
+      blocks_.erase(it);
+      blocks_.push_front(b);
+      plan.needed.push_back(b);
+      return;
+    }
+  }
+  const uint64_t floor = std::max<uint64_t>(cfg_.random_floor, 1);
+  uint64_t start = o;
+  uint64_t end = e;
+  const uint64_t aligned = o - o % floor;
+  if (e <= aligned + floor) {
+    start = aligned;  // the read fits one aligned block: fetch that block
+    end = aligned + floor;
+  } else if (end - start < floor) {
+    end = start + floor;
+  }
+  end = std::min(end, object_.size);
+  PartPtr b = NewPart(start, end - start, /*demand=*/true);
+  blocks_.push_front(b);
+  while (blocks_.size() > static_cast<size_t>(std::max(cfg_.random_cache_blocks, 1))) {
+    blocks_.pop_back();
+  }
+  plan.to_fetch.push_back(b);
+  plan.needed.push_back(std::move(b));
+}
+
+void ReaderCore::StartStream(uint64_t from) {
+  mode_ = Mode::kSequential;
+  seq_parts_.clear();
+  stream_pos_ = from;
+  read_end_ = from;
+  frontier_ = from;
+  window_ = cfg_.initial_window;
+  next_grow_ = from + window_ / 2;
+  ++stats_.stream_starts;
+}
+
+void ReaderCore::ReleaseBehind() {
+  // Parts wholly behind the stream position go, except the last one (kept for
+  // small backward re-reads and late out-of-order requests).
+  auto it = seq_parts_.begin();
+  while (it != seq_parts_.end() && it->second->end() <= stream_pos_) {
+    auto next = std::next(it);
+    if (next == seq_parts_.end() || next->second->end() > stream_pos_) break;
+    it = seq_parts_.erase(it);
+  }
+}
+
+bool ReaderCore::SeqCovers(uint64_t o, uint64_t e) const {
+  uint64_t pos = o;
+  auto it = seq_parts_.upper_bound(pos);
+  if (it == seq_parts_.begin()) return false;
+  --it;
+  for (; it != seq_parts_.end() && pos < e; ++it) {
+    if (!it->second->Contains(pos)) return false;
+    pos = it->second->end();
+  }
+  return pos >= e;
+}
+
+uint64_t ReaderCore::StreamPartLen() const {
+  return std::max<uint64_t>(std::min(cfg_.part_size, window_), 1);
+}
+
+void ReaderCore::EnsureCovered(uint64_t o, uint64_t e, Plan& plan) {
+  uint64_t pos = o;
+  while (pos < e) {
+    auto next = seq_parts_.upper_bound(pos);
+    if (next != seq_parts_.begin()) {
+      const PartPtr& p = std::prev(next)->second;
+      if (p->Contains(pos)) {
+        plan.needed.push_back(p);
+        pos = p->end();
+        continue;
+      }
+    }
+    // A gap at pos (never fetched, skipped over, or dropped after a failure).
+    const uint64_t gap_end = next == seq_parts_.end() ? object_.size : next->first;
+    uint64_t len = std::min(StreamPartLen(), gap_end - pos);
+    PartPtr p = NewPart(pos, len, /*demand=*/false);
+    if (!p) {
+      // Budget full: fetch only what this read needs (at least the floor).
+      len = std::min(std::max(e - pos, cfg_.random_floor), gap_end - pos);
+      p = NewPart(pos, len, /*demand=*/true);
+    }
+    seq_parts_.emplace(pos, p);
+    frontier_ = std::max(frontier_, p->end());
+    plan.to_fetch.push_back(p);
+    plan.needed.push_back(p);
+    pos = p->end();
+  }
+}
+
+void ReaderCore::FillWindow(std::vector<PartPtr>& to_fetch) {
+  const uint64_t target = std::min(object_.size, read_end_ + window_);
+  int in_flight = in_flight_ + static_cast<int>(to_fetch.size());
+  while (frontier_ < target && in_flight < cfg_.max_parts_in_flight) {
+    const uint64_t len = std::min(StreamPartLen(), object_.size - frontier_);
+    PartPtr p = NewPart(frontier_, len, /*demand=*/false);
+    if (!p) break;  // backpressure: resume on a later read or completion
+    seq_parts_.emplace(frontier_, p);
+    frontier_ += len;
+    to_fetch.push_back(std::move(p));
+    ++in_flight;
+  }
+}
+
+PartPtr ReaderCore::NewPart(uint64_t offset, uint64_t len, bool demand) {
+  if (!ctx_->budget->TryReserve(len)) {
+    if (!demand) return nullptr;
+    ctx_->budget->ForceReserve(len);
+    stats_.forced_bytes += len;
+  }
+  ++stats_.fetches;
+  stats_.bytes_fetched += len;
+  return std::make_shared<Part>(offset, len, ctx_->budget);
+}
+
+void ReaderCore::Issue(std::vector<PartPtr>& to_fetch) {
+  for (auto& p : to_fetch) {
+    IssueFetch(*ctx_, object_, std::move(p),
+               [self = shared_from_this()](const PartPtr& part, Status s) {
+                 self->OnFetchDone(part, std::move(s));
+               });
+  }
+  to_fetch.clear();
+}
+
+void ReaderCore::OnFetchDone(const PartPtr& part, Status s) {
+  std::vector<PartPtr> to_fetch;
+  {
+    std::lock_guard lock(mu_);
+    --in_flight_;
+    if (!s.ok()) {
+      // Not cached: the next read that needs these bytes fetches them again.
+      auto it = seq_parts_.find(part->offset());
+      if (it != seq_parts_.end() && it->second == part) seq_parts_.erase(it);
+      std::erase(blocks_, part);
+      if (whole_ == part) whole_.reset();
+    } else if (!closed_ && mode_ == Mode::kSequential) {
+      FillWindow(to_fetch);
+    }
+    in_flight_ += static_cast<int>(to_fetch.size());
+  }
+  part->Complete(std::move(s));
+  Issue(to_fetch);
+}
+
+namespace {
+
+struct PendingRead {
+  std::vector<PartPtr> parts;
+  uint64_t offset = 0;
+  uint64_t end = 0;
+  ReadCallback done;
+  std::atomic<size_t> remaining{0};
+
+  void Finish() {
+    for (const auto& p : parts) {
+      if (p->failed()) {
+        done(p->status().error());
+        return;
+      }
+    }
+    ReadData data;
+    uint64_t pos = offset;
+    for (const auto& p : parts) {
+      if (!p->Contains(pos)) break;
+      const uint64_t stop = std::min(end, p->end());
+      data.Add(p->bytes(pos, stop - pos), p);
+      pos = stop;
+    }
+    if (pos != end) {
+      done(MakeError(EIO, "PrefetchCoverage", "internal error: read not covered by parts"));
+      return;
+    }
+    done(std::move(data));
+  }
+};
+
+}  // namespace
+
+void ReaderCore::Serve(std::vector<PartPtr> needed, uint64_t o, uint64_t e, ReadCallback done) {
+  auto pr = std::make_shared<PendingRead>();
+  pr->parts = std::move(needed);
+  pr->offset = o;
+  pr->end = e;
+  pr->done = std::move(done);
+  pr->remaining.store(pr->parts.size(), std::memory_order_relaxed);
+  if (pr->parts.empty()) {
+    pr->Finish();
+    return;
+  }
+  for (const auto& p : pr->parts) {
+    p->OnDone([pr] {
+      if (pr->remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) pr->Finish();
+    });
+  }
+}
+
+void ReaderCore::Close() {
+  std::map<uint64_t, PartPtr> seq;
+  std::deque<PartPtr> blocks;
+  PartPtr whole;
+  {
+    std::lock_guard lock(mu_);
+    closed_ = true;
+    seq.swap(seq_parts_);
+    blocks.swap(blocks_);
+    whole.swap(whole_);
+  }
+  // Buffers are freed here, outside the lock.
+}
+
+ReaderStats ReaderCore::stats() const {
+  std::lock_guard lock(mu_);
+  ReaderStats s = stats_;
+  s.window = window_;
+  s.sequential = mode_ == Mode::kSequential;
+  return s;
+}
+
+}  // namespace bucketfs::prefetch::internal

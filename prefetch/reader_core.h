@@ -1,0 +1,102 @@
+// ReaderCore: the per-open-file read logic behind ObjectReader (internal).
+//
+// Three modes:
+//  - whole:      objects below small_object_threshold are fetched in one GET on
+//                first read (or adopted from a file-level hint) and served from
+//                that one part until close.
+//  - sequential: a stream of parts [.., frontier_) ahead of the reader. The
+//                window (bytes kept scheduled past the furthest read) starts at
+//                initial_window and doubles each time the reader consumes half
+//                of it, up to max_window, as far as the budget allows; parts are
+//                min(part_size, window) long, at most max_parts_in_flight are in
+//                flight. Reads inside [stream_pos - backward_tolerance,
+//                frontier + max_forward_skip] keep the stream; parts wholly
+//                behind the stream position are released except the last one.
+//  - random:     after a seek. Each read is served by one block of at least
+//                random_floor bytes (aligned when the read fits in one aligned
+//                block); the last random_cache_blocks blocks are kept. Runs of
+//                sequential_trigger consecutive requests restart a stream.
+//
+// Invariants: parts in seq_parts_ never overlap; a range is never fetched twice
+// while a part for it is held or in flight (reads wait on the existing part);
+// a failed part is dropped at once, so the next read that needs it fetches it
+// again. Locks: mu_ only; it is never held while calling the source or a read
+// callback, or while completing a part.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "prefetch/fetch_context.h"
+#include "prefetch/object_reader.h"
+#include "prefetch/part.h"
+
+namespace bucketfs::prefetch::internal {
+
+class ReaderCore : public std::enable_shared_from_this<ReaderCore> {
+ public:
+  // `adopted_whole` (may be null): a whole-object part fetched ahead of open.
+  ReaderCore(std::shared_ptr<const FetchContext> ctx, ObjectVersion object, PartPtr adopted_whole);
+
+  void ReadAsync(uint64_t offset, uint64_t size, ReadCallback done);
+  void Close();
+  ReaderStats stats() const;
+  const ObjectVersion& object() const { return object_; }
+
+ private:
+  enum class Mode { kWhole, kSequential, kRandom };
+  struct Plan {
+    std::vector<PartPtr> needed;    // parts covering the read, in offset order
+    std::vector<PartPtr> to_fetch;  // new parts to start once mu_ is released
+  };
+
+  // All REQUIRE mu_.
+  void PlanWhole(Plan& plan);
+  void PlanRandom(uint64_t o, uint64_t e, Plan& plan);
+  void PlanSequential(uint64_t o, uint64_t e, Plan& plan);
+  void PlanStreamRead(uint64_t o, uint64_t e, Plan& plan);
+  void PlanBlock(uint64_t o, uint64_t e, Plan& plan);
+  void StartStream(uint64_t from);
+  void ReleaseBehind();
+  bool SeqCovers(uint64_t o, uint64_t e) const;
+  void EnsureCovered(uint64_t o, uint64_t e, Plan& plan);
+  void FillWindow(std::vector<PartPtr>& to_fetch);
+  // A new part with its budget reserved; demand parts may force the budget,
+  // others return null when it refuses.
+  PartPtr NewPart(uint64_t offset, uint64_t len, bool demand);
+  uint64_t StreamPartLen() const;
+
+  // Without mu_.
+  void Issue(std::vector<PartPtr>& to_fetch);
+  void OnFetchDone(const PartPtr& part, Status s);
+  static void Serve(std::vector<PartPtr> needed, uint64_t o, uint64_t e, ReadCallback done);
+
+  const std::shared_ptr<const FetchContext> ctx_;
+  const PrefetchConfig& cfg_;  // ctx_->config
+  const ObjectVersion object_;
+
+  mutable std::mutex mu_;
+  bool closed_ = false;  // guarded by mu_
+  Mode mode_;            // guarded by mu_
+  PartPtr whole_;        // guarded by mu_; kWhole only
+  // Sequential stream; all guarded by mu_.
+  std::map<uint64_t, PartPtr> seq_parts_;  // by offset, non-overlapping
+  uint64_t stream_pos_ = 0;                // furthest read start of the stream
+  uint64_t read_end_ = 0;                  // furthest read end of the stream
+  uint64_t frontier_ = 0;                  // end of the highest part scheduled
+  uint64_t window_ = 0;
+  uint64_t next_grow_ = 0;  // stream_pos_ at which the window doubles next
+  // Random access; guarded by mu_.
+  std::deque<PartPtr> blocks_;  // most recent first
+  bool any_read_ = false;
+  uint64_t last_end_ = 0;  // end of the previous request
+  int run_ = 0;            // consecutive sequential requests seen in random mode
+  int in_flight_ = 0;      // fetches of this reader not yet done
+  ReaderStats stats_;      // guarded by mu_
+};
+
+}  // namespace bucketfs::prefetch::internal

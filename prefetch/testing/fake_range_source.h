@@ -1,0 +1,90 @@
+// FakeRangeSource: an in-process RangeSource for tests. Objects are byte
+// vectors put by the test; every fetch is recorded. Knobs: a latency (0 =
+// complete inline, inside FetchAsync), pausing (completions queue until
+// resumed, to model a stalled network or a slow reader), failure injection by
+// predicate, and a replaced object (fetches naming the old ETag then fail
+// PreconditionFailed, like a real If-Match). Completions with latency run on
+// one timer thread, in deadline order, all fetches overlapping.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "prefetch/range_source.h"
+
+namespace bucketfs::prefetch::testing {
+
+// Deterministic bytes: byte i of a pattern depends on i and the seed.
+std::vector<std::byte> PatternBytes(uint64_t size, uint64_t seed);
+
+class FakeRangeSource : public RangeSource {
+ public:
+  struct Fetch {
+    std::string key;
+    uint64_t offset = 0;
+    uint64_t size = 0;
+  };
+  using FailurePredicate =
+      std::function<std::optional<Error>(const ObjectVersion&, uint64_t offset, uint64_t size)>;
+
+  FakeRangeSource();
+  ~FakeRangeSource() override;  // completes whatever is still queued
+
+  // Stores (or replaces) an object; returns the version readers should open.
+  ObjectVersion Put(const std::string& bucket, const std::string& key, std::vector<std::byte> data,
+                    const std::string& etag);
+
+  void SetLatency(std::chrono::microseconds latency);
+  void SetPaused(bool paused);
+  void SetFailure(FailurePredicate pred);
+
+  void FetchAsync(const ObjectVersion& object, uint64_t offset, std::span<std::byte> dest,
+                  std::function<void(Status)> done) override;
+
+  std::vector<Fetch> fetches() const;
+  uint64_t fetch_count() const;
+  uint64_t bytes_fetched() const;
+  int max_in_flight() const;
+  int in_flight() const;
+  void ClearLog();
+
+ private:
+  struct Pending {
+    std::chrono::steady_clock::time_point due;
+    std::function<void()> run;
+  };
+  struct Stored {
+    std::string etag;
+    std::shared_ptr<const std::vector<std::byte>> data;
+  };
+  void TimerLoop();
+  void Complete(const ObjectVersion& object, uint64_t offset, std::span<std::byte> dest,
+                const std::function<void(Status)>& done);
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<std::string, Stored> objects_;  // by bucket + "/" + key
+  std::chrono::microseconds latency_{0};
+  bool paused_ = false;
+  bool stopping_ = false;
+  FailurePredicate failure_;
+  std::vector<Fetch> log_;
+  uint64_t bytes_ = 0;
+  int in_flight_ = 0;
+  int max_in_flight_ = 0;
+  std::multimap<std::chrono::steady_clock::time_point, std::function<void()>> queue_;
+  std::vector<std::function<void()>> paused_queue_;
+  std::thread timer_;
+};
+
+}  // namespace bucketfs::prefetch::testing
