@@ -1,0 +1,45 @@
+// CurlTransport: the libcurl implementation of HttpTransport.
+//
+// N worker threads, each owning one CURLM multi handle (and so its own
+// connection pool and DNS cache), its own queue of submitted requests
+// (a mutex plus curl_multi_wakeup) and its own timer heap for delayed
+// submits. Submit hands a request to the worker with the fewest requests in
+// flight (atomic counters: no lock shared by all workers). Each worker loops
+// curl_multi_poll / curl_multi_perform / curl_multi_info_read; easy handles
+// are reused from a per-worker free list, connections from the multi
+// handle's cache (HTTP/1.1 keep-alive).
+//
+// Body bytes go from curl's receive buffer straight to the handler's OnBody:
+// no copy, no allocation and no lock per chunk. Request bodies are read from
+// the caller's span (POST: passed by pointer; PUT: copied by curl's read
+// callback into its upload buffer, which curl requires).
+//
+// Every CURLcode becomes an Error in exactly one function (codes in
+// http_transport.h). A body shorter than its Content-Length is an error
+// ("Truncated"), never a short success. Destroying the transport stops the
+// workers; requests still pending or in flight complete with "Shutdown".
+// Only curl_transport.cc includes <curl/curl.h>.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "s3/http_transport.h"
+#include "s3/result.h"
+
+namespace bucketfs::s3 {
+
+struct CurlTransportOptions {
+  int threads = 0;           // 0 = hardware_concurrency; at least 2
+  int max_connections = 64;  // across all threads (each gets its share)
+  std::string ca_bundle;     // "" = system CAs
+  bool verify_tls = true;
+  std::string user_agent = "bucketfs/0.1";
+  long buffer_size = 512 * 1024;  // CURLOPT_BUFFERSIZE: bigger chunks, fewer callbacks
+};
+
+// Initializes libcurl once per process (curl_global_init) and starts the
+// workers. Fails when libcurl cannot initialize or ca_bundle is unreadable.
+Result<std::unique_ptr<HttpTransport>> MakeCurlTransport(const CurlTransportOptions& options);
+
+}  // namespace bucketfs::s3

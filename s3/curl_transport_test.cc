@@ -1,0 +1,376 @@
+// Loopback tests of the real libcurl transport against a tiny HTTP/1.1
+// server running in the test process (one thread per connection, canned
+// answers chosen by path, accepts counted to observe connection reuse).
+#include "s3/curl_transport.h"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <charconv>
+#include <future>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace bucketfs::s3 {
+namespace {
+
+using namespace std::chrono_literals;
+
+char PatternByte(size_t i) { return static_cast<char>('A' + (i * 13 + i / 4093) % 26); }
+
+class LoopbackServer {
+ public:
+  LoopbackServer() {
+    listen_fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    int one = 1;
+    setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = 0;
+    bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+    socklen_t len = sizeof(addr);
+    getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+    listen(listen_fd_, 128);
+    acceptor_ = std::thread([this] { AcceptLoop(); });
+  }
+
+  ~LoopbackServer() {
+    stop_ = true;
+    shutdown(listen_fd_, SHUT_RDWR);
+    close(listen_fd_);
+    acceptor_.join();
+    std::lock_guard<std::mutex> lock(mu_);
+    for (int fd : conns_) shutdown(fd, SHUT_RDWR);
+    for (auto& t : threads_) t.join();
+    for (int fd : conns_) close(fd);
+  }
+
+  std::string Url(const std::string& path) const {
+    return "http://127.0.0.1:" + std::to_string(port_) + path;
+  }
+  int accepts() const { return accepts_.load(); }
+
+ private:
+  void AcceptLoop() {
+    for (;;) {
+      int fd = accept(listen_fd_, nullptr, nullptr);
+      if (fd < 0) return;
+      if (stop_) {
+        close(fd);
+        return;
+      }
+      ++accepts_;
+      std::lock_guard<std::mutex> lock(mu_);
+      conns_.push_back(fd);
+      threads_.emplace_back([this, fd] { Serve(fd); });
+    }
+  }
+
+  static bool SendAll(int fd, std::string_view data) {
+    while (!data.empty()) {
+      ssize_t n = send(fd, data.data(), data.size(), MSG_NOSIGNAL);
+      if (n <= 0) return false;
+      data.remove_prefix(static_cast<size_t>(n));
+    }
+    return true;
+  }
+
+  void Serve(int fd) {
+    std::string in;
+    char buf[65536];
+    for (;;) {
+      size_t end;
+      while ((end = in.find("\r\n\r\n")) == std::string::npos) {
+        ssize_t n = recv(fd, buf, sizeof(buf), 0);
+        if (n <= 0) break;
+        in.append(buf, static_cast<size_t>(n));
+      }
+      if (end == std::string::npos) break;
+      const std::string head = in.substr(0, end + 2);
+      in.erase(0, end + 4);
+      const std::string method = head.substr(0, head.find(' '));
+      const size_t p0 = head.find(' ') + 1;
+      const std::string path = head.substr(p0, head.find(' ', p0) - p0);
+      size_t content_length = 0;
+      std::string content_type = "-", expect = "-";
+      for (size_t pos = head.find("\r\n") + 2; pos < head.size();) {
+        const size_t eol = head.find("\r\n", pos);
+        const std::string line = head.substr(pos, eol - pos);
+        pos = eol + 2;
+        const size_t colon = line.find(':');
+        std::string name = line.substr(0, colon);
+        for (char& c : name) c = static_cast<char>(tolower(c));
+        std::string value = line.substr(colon + 1);
+        while (!value.empty() && value.front() == ' ') value.erase(0, 1);
+        if (name == "content-length") content_length = std::stoul(value);
+        if (name == "content-type") content_type = value;
+        if (name == "expect") expect = value;
+      }
+      while (in.size() < content_length) {
+        ssize_t n = recv(fd, buf, sizeof(buf), 0);
+        if (n <= 0) break;
+        in.append(buf, static_cast<size_t>(n));
+      }
+      if (in.size() < content_length) break;
+      const std::string body = in.substr(0, content_length);
+      in.erase(0, content_length);
+      if (!Respond(fd, method, path, body, content_type, expect)) break;
+    }
+    shutdown(fd, SHUT_RDWR);  // closed in the destructor
+  }
+
+  static std::string Ok(std::string_view body, std::string_view extra = "") {
+    return "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) + "\r\n" +
+           std::string(extra) + "\r\n" + std::string(body);
+  }
+
+  // False closes the connection.
+  bool Respond(int fd, const std::string& method, const std::string& path, const std::string& body,
+               const std::string& content_type, const std::string& expect) {
+    if (path == "/hello") return SendAll(fd, Ok("hello world", "X-Test: a b \r\n"));
+    if (path.starts_with("/bytes/")) {
+      size_t n = 0;
+      std::from_chars(path.data() + 7, path.data() + path.size(), n);
+      std::string data(n, '\0');
+      for (size_t i = 0; i < n; ++i) data[i] = PatternByte(i);
+      return SendAll(fd, Ok(data));
+    }
+    if (path == "/head") {
+      return SendAll(fd, "HTTP/1.1 200 OK\r\nContent-Length: 1234\r\nETag: \"h\"\r\n\r\n");
+    }
+    if (path == "/echo") {
+      return SendAll(fd, Ok(method + " " + std::to_string(body.size()) + " " +
+                            std::to_string(std::hash<std::string>()(body)) + " ct=" + content_type +
+                            " expect=" + expect));
+    }
+    if (path == "/status/503") {
+      return SendAll(fd,
+                     "HTTP/1.1 503 Slow Down\r\nContent-Length: 36\r\n\r\n"
+                     "<Error><Code>SlowDown</Code></Error>");
+    }
+    if (path == "/short") {
+      SendAll(fd, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n" + std::string(50, 's'));
+      return false;
+    }
+    if (path == "/stall") {
+      SendAll(fd, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n" + std::string(10, 's'));
+      for (int i = 0; i < 100 && !stop_; ++i) std::this_thread::sleep_for(50ms);
+      return false;
+    }
+    return SendAll(fd, "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
+  }
+
+  int listen_fd_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> accepts_{0};
+  std::thread acceptor_;
+  std::mutex mu_;
+  std::vector<int> conns_;
+  std::vector<std::thread> threads_;
+};
+
+// Records one response and checks the callback order.
+class Collector : public HttpResponseHandler {
+ public:
+  void OnHeaders(int s, const HttpHeaders& h) override {
+    if (headers_calls++ > 0 || !body.empty()) order_ok = false;
+    status = s;
+    headers = h;
+  }
+  bool OnBody(std::span<const std::byte> c) override {
+    if (headers_calls != 1) order_ok = false;
+    body.append(reinterpret_cast<const char*>(c.data()), c.size());
+    return !refuse_body;
+  }
+  void OnComplete(Status s) override { done.set_value(std::move(s)); }
+
+  int status = 0;
+  int headers_calls = 0;
+  bool order_ok = true;
+  bool refuse_body = false;
+  HttpHeaders headers;
+  std::string body;
+  std::promise<Status> done;
+};
+
+class CurlTransportTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto t = MakeCurlTransport({.threads = 2, .max_connections = 8});
+    ASSERT_TRUE(t.ok()) << t.error().ToString();
+    transport_ = std::move(t.value());
+  }
+
+  std::shared_ptr<Collector> Send(HttpRequest req, std::chrono::milliseconds delay = 0ms) {
+    auto c = std::make_shared<Collector>();
+    transport_->Submit(std::move(req), c, delay);
+    return c;
+  }
+  Status Wait(const std::shared_ptr<Collector>& c) { return c->done.get_future().get(); }
+
+  HttpRequest Get(const std::string& path) {
+    HttpRequest r;
+    r.method = "GET";
+    r.url = server_.Url(path);
+    return r;
+  }
+
+  LoopbackServer server_;
+  std::unique_ptr<HttpTransport> transport_;
+};
+
+TEST_F(CurlTransportTest, SequentialRequestsReuseOneConnection) {
+  for (int i = 0; i < 10; ++i) {
+    auto c = Send(Get("/hello"));
+    Status s = Wait(c);
+    ASSERT_TRUE(s.ok()) << s.error().ToString();
+    EXPECT_EQ(c->status, 200);
+    EXPECT_EQ(c->body, "hello world");
+    EXPECT_TRUE(c->order_ok);
+    ASSERT_NE(FindHeader(c->headers, "x-test"), nullptr);
+    EXPECT_EQ(*FindHeader(c->headers, "x-test"), "a b");
+  }
+  EXPECT_EQ(server_.accepts(), 1);
+}
+
+TEST_F(CurlTransportTest, BodyShorterThanContentLengthIsTruncated) {
+  auto c = Send(Get("/short"));
+  Status s = Wait(c);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code, "Truncated");
+  EXPECT_TRUE(s.error().retryable);
+  EXPECT_EQ(s.error().errno_value, EIO);
+}
+
+TEST_F(CurlTransportTest, StalledBodyIsStalledWithinLowSpeedTime) {
+  HttpRequest r = Get("/stall");
+  r.low_speed_time = 1s;
+  r.low_speed_bytes_per_sec = 100;
+  const auto start = std::chrono::steady_clock::now();
+  auto c = Send(std::move(r));
+  Status s = Wait(c);
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code, "Stalled");
+  EXPECT_EQ(s.error().errno_value, ETIMEDOUT);
+  EXPECT_LT(elapsed, 4s);
+  EXPECT_EQ(c->body.size(), 10u);
+}
+
+TEST_F(CurlTransportTest, ManyConcurrentRequestsComplete) {
+  constexpr int kRequests = 200;
+  constexpr size_t kSize = 200000;
+  std::vector<std::shared_ptr<Collector>> cs;
+  for (int i = 0; i < kRequests; ++i) cs.push_back(Send(Get("/bytes/" + std::to_string(kSize))));
+  int good = 0;
+  for (auto& c : cs) {
+    Status s = Wait(c);
+    if (!s.ok() || c->body.size() != kSize) continue;
+    bool same = true;
+    for (size_t i = 0; i < kSize && same; i += 997) same = c->body[i] == PatternByte(i);
+    good += same;
+  }
+  EXPECT_EQ(good, kRequests);
+  EXPECT_LE(server_.accepts(), 8);  // max_connections across both threads
+}
+
+TEST_F(CurlTransportTest, PutAndPostSendTheirBodies) {
+  std::string data(300000, '\0');
+  for (size_t i = 0; i < data.size(); ++i) data[i] = PatternByte(i);
+  const std::string expected_hash = std::to_string(std::hash<std::string>()(data));
+  for (const char* method : {"PUT", "POST"}) {
+    HttpRequest r = Get("/echo");
+    r.method = method;
+    r.body = {reinterpret_cast<const std::byte*>(data.data()), data.size()};
+    auto c = Send(std::move(r));
+    Status s = Wait(c);
+    ASSERT_TRUE(s.ok()) << s.error().ToString();
+    EXPECT_EQ(c->body, std::string(method) + " 300000 " + expected_hash + " ct=- expect=-");
+  }
+  HttpRequest del = Get("/echo");
+  del.method = "DELETE";
+  auto c = Send(std::move(del));
+  ASSERT_TRUE(Wait(c).ok());
+  EXPECT_EQ(c->body.substr(0, 9), "DELETE 0 ");
+}
+
+TEST_F(CurlTransportTest, HeadHasHeadersAndNoBody) {
+  HttpRequest r = Get("/head");
+  r.method = "HEAD";
+  auto c = Send(std::move(r));
+  ASSERT_TRUE(Wait(c).ok());
+  EXPECT_EQ(c->status, 200);
+  EXPECT_EQ(c->headers_calls, 1);
+  EXPECT_EQ(*FindHeader(c->headers, "content-length"), "1234");
+  EXPECT_TRUE(c->body.empty());
+}
+
+TEST_F(CurlTransportTest, ErrorStatusIsAResponseNotATransportError) {
+  auto c = Send(Get("/status/503"));
+  ASSERT_TRUE(Wait(c).ok());
+  EXPECT_EQ(c->status, 503);
+  EXPECT_EQ(c->body, "<Error><Code>SlowDown</Code></Error>");
+}
+
+TEST_F(CurlTransportTest, RefusedConnectionIsConnectFailed) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);  // nothing listens there now
+  HttpRequest r;
+  r.method = "GET";
+  r.url = "http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port)) + "/x";
+  Status s = Wait(Send(std::move(r)));
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code, "ConnectFailed");
+  EXPECT_TRUE(s.error().retryable);
+}
+
+TEST_F(CurlTransportTest, HandlerAbortIsAborted) {
+  auto c = std::make_shared<Collector>();
+  c->refuse_body = true;
+  transport_->Submit(Get("/bytes/1000"), c, 0ms);
+  Status s = Wait(c);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code, "Aborted");
+  EXPECT_FALSE(s.error().retryable);
+}
+
+TEST_F(CurlTransportTest, DelayedSubmitWaits) {
+  const auto start = std::chrono::steady_clock::now();
+  auto late = Send(Get("/hello"), 300ms);
+  auto now = Send(Get("/hello"));
+  ASSERT_TRUE(Wait(now).ok());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 250ms);
+  ASSERT_TRUE(Wait(late).ok());
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 300ms);
+}
+
+TEST_F(CurlTransportTest, DestructionCompletesPendingWithShutdown) {
+  auto c = Send(Get("/hello"), 60s);
+  transport_.reset();
+  Status s = Wait(c);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code, "Shutdown");
+}
+
+TEST(CurlTransportConfig, UnreadableCaBundleIsAnError) {
+  auto t = MakeCurlTransport({.ca_bundle = "/nonexistent/ca.pem"});
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.error().message.find("CA bundle"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace bucketfs::s3
