@@ -1,0 +1,31 @@
+// Request counters per S3 operation, served at GET /__s3sim/stats (JSON) and
+// cleared by POST /__s3sim/reset-stats, so tests can count server requests.
+#ifndef TESTS_S3SIM_STATS_H_
+#define TESTS_S3SIM_STATS_H_
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+
+namespace s3sim {
+
+class Stats {
+ public:
+  void CountRequest(const std::string& op);
+  void CountFault(const std::string& fault);
+  void AddBytesSent(uint64_t n);
+  std::string Json() const;
+  void Reset();
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::string, uint64_t> ops_;     // GUARDED_BY(mu_)
+  std::map<std::string, uint64_t> faults_;  // GUARDED_BY(mu_)
+  uint64_t total_ = 0;                      // GUARDED_BY(mu_)
+  uint64_t bytes_sent_ = 0;                 // GUARDED_BY(mu_)
+};
+
+}  // namespace s3sim
+
+#endif  // TESTS_S3SIM_STATS_H_

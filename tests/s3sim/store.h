@@ -1,0 +1,96 @@
+// The in-memory bucket/object/multipart-upload store behind the handlers.
+//
+// Locking: mu_ (shared_mutex) guards buckets_ and every bucket's object map;
+// operations hold it only to look up or swap pointers, never while copying or
+// hashing data. uploads_mu_ guards uploads_. Lock order: uploads_mu_ before
+// mu_ (Complete takes both).
+#ifndef TESTS_S3SIM_STORE_H_
+#define TESTS_S3SIM_STORE_H_
+
+#include <cstdint>
+#include <ctime>
+#include <map>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tests/s3sim/listing.h"
+#include "tests/s3sim/object.h"
+#include "tests/s3sim/s3_error.h"
+
+namespace s3sim {
+
+struct Part {
+  DataPtr data;
+  std::string md5;   // raw 16 bytes
+  std::string etag;  // quoted
+  std::time_t mtime = 0;
+};
+
+struct Upload {
+  std::string bucket, key, id;
+  std::time_t initiated = 0;
+  std::string content_type;
+  HeaderList metadata;
+  std::map<int, Part> parts;
+};
+
+struct BucketInfo {
+  std::string name;
+  std::time_t created = 0;
+};
+
+struct CompletedPart {
+  int number = 0;
+  std::string etag;
+};
+
+class Store {
+ public:
+  explicit Store(uint64_t min_part_size) : min_part_size_(min_part_size) {}
+
+  // Returns false when the bucket already exists.
+  bool CreateBucket(const std::string& name);
+  std::optional<S3Error> DeleteBucket(const std::string& name);
+  bool BucketExists(const std::string& name) const;
+  std::vector<BucketInfo> ListBuckets() const;
+
+  Expected<ObjectPtr> Get(const std::string& bucket, const std::string& key) const;
+  std::optional<S3Error> Put(const std::string& bucket, const std::string& key, ObjectPtr obj);
+  // Deleting a missing key succeeds, as in S3.
+  std::optional<S3Error> Delete(const std::string& bucket, const std::string& key);
+  Expected<ListPage> List(const std::string& bucket, const ListParams& params) const;
+
+  Expected<std::string> CreateUpload(const std::string& bucket, const std::string& key,
+                                     std::string content_type, HeaderList metadata);
+  std::optional<S3Error> PutPart(const std::string& bucket, const std::string& key,
+                                 const std::string& upload_id, int number, Part part);
+  Expected<ObjectPtr> Complete(const std::string& bucket, const std::string& key,
+                               const std::string& upload_id,
+                               const std::vector<CompletedPart>& parts);
+  std::optional<S3Error> Abort(const std::string& bucket, const std::string& key,
+                               const std::string& upload_id);
+  Expected<std::vector<Upload>> ListUploads(const std::string& bucket,
+                                            const std::string& prefix) const;
+  Expected<Upload> GetUpload(const std::string& bucket, const std::string& key,
+                             const std::string& upload_id) const;
+
+ private:
+  struct Bucket {
+    std::time_t created = 0;
+    std::map<std::string, ObjectPtr> objects;
+  };
+
+  const uint64_t min_part_size_;
+  mutable std::shared_mutex mu_;
+  std::map<std::string, Bucket> buckets_;  // GUARDED_BY(mu_)
+  mutable std::mutex uploads_mu_;
+  std::map<std::string, Upload> uploads_;  // GUARDED_BY(uploads_mu_), by upload id
+  uint64_t next_upload_ = 1;               // GUARDED_BY(uploads_mu_)
+};
+
+}  // namespace s3sim
+
+#endif  // TESTS_S3SIM_STORE_H_
