@@ -1,0 +1,103 @@
+// Header, digest and validation helpers shared by the ObjectClient files.
+#include <openssl/evp.h>
+
+#include <cctype>
+#include <charconv>
+
+#include "s3/object_client_impl.h"
+#include "s3/sigv4_signer.h"
+#include "s3/time_util.h"
+
+namespace bucketfs::s3::object_client_internal {
+namespace {
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+std::optional<uint64_t> ParseU64(std::string_view s) {
+  s = Trim(s);
+  uint64_t v = 0;
+  const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || ptr != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+std::string ContentMd5(std::span<const std::byte> data) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int digest_len = 0;
+  // EVP (not the deprecated MD5()): one call, no context kept.
+  if (EVP_Digest(data.data(), data.size(), digest, &digest_len, EVP_md5(), nullptr) != 1) {
+    return "";
+  }
+  unsigned char b64[4 * ((EVP_MAX_MD_SIZE + 2) / 3) + 1];
+  const int n = EVP_EncodeBlock(b64, digest, static_cast<int>(digest_len));
+  return std::string(reinterpret_cast<const char*>(b64), static_cast<size_t>(n));
+}
+
+std::span<const std::byte> AsBytes(std::string_view s) {
+  return {reinterpret_cast<const std::byte*>(s.data()), s.size()};
+}
+
+std::string CopySource(std::string_view bucket, std::string_view key) {
+  std::string path = "/";
+  path += bucket;
+  path += '/';
+  path += key;
+  return UriEncode(path, /*encode_slash=*/false);
+}
+
+std::string HeaderOr(const HttpHeaders& headers, std::string_view name) {
+  const std::string* v = FindHeader(headers, name);
+  return v ? *v : std::string();
+}
+
+std::optional<uint64_t> ContentLength(const HttpHeaders& headers) {
+  const std::string* v = FindHeader(headers, "Content-Length");
+  if (!v) return std::nullopt;
+  return ParseU64(*v);
+}
+
+Timestamp LastModified(const HttpHeaders& headers) {
+  const std::string* v = FindHeader(headers, "Last-Modified");
+  if (!v) return Timestamp{};
+  return ParseHttpDate(*v).value_or(Timestamp{});
+}
+
+std::optional<ContentRange> ParseContentRange(std::string_view value) {
+  value = Trim(value);
+  constexpr std::string_view kUnit = "bytes ";
+  if (value.substr(0, kUnit.size()) != kUnit) return std::nullopt;
+  value.remove_prefix(kUnit.size());
+  const size_t dash = value.find('-');
+  const size_t slash = value.find('/');
+  if (dash == std::string_view::npos || slash == std::string_view::npos || dash > slash) {
+    return std::nullopt;
+  }
+  auto first = ParseU64(value.substr(0, dash));
+  auto last = ParseU64(value.substr(dash + 1, slash - dash - 1));
+  if (!first || !last || *last < *first) return std::nullopt;
+  ContentRange r{*first, *last, std::nullopt};
+  const std::string_view total = Trim(value.substr(slash + 1));
+  if (total != "*") {
+    r.total = ParseU64(total);
+    if (!r.total || *r.total <= *last) return std::nullopt;
+  }
+  return r;
+}
+
+Error InvalidArgument(std::string_view operation, std::string_view what) {
+  return MakeError(EINVAL, "InvalidArgument", std::string(operation) + ": " + std::string(what));
+}
+
+Status CheckBucketKey(std::string_view operation, std::string_view bucket, std::string_view key) {
+  if (bucket.empty()) return InvalidArgument(operation, "empty bucket name");
+  if (key.empty()) return InvalidArgument(operation, "empty key");
+  return Status::Ok();
+}
+
+}  // namespace bucketfs::s3::object_client_internal
