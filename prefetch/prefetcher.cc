@@ -33,7 +33,12 @@ Prefetcher::Prefetcher(PrefetchConfig config, std::shared_ptr<RangeSource> sourc
   hints_ = std::make_shared<internal::HintCache>(ctx_);
 }
 
-Prefetcher::~Prefetcher() { hints_->Clear(); }
+Prefetcher::~Prefetcher() {
+  hints_->Clear();
+  // Fetches in flight hold the source; waiting here means the source (and the
+  // S3 client behind it) is never released last on one of its own threads.
+  ctx_->tracker->WaitIdle();
+}
 
 std::unique_ptr<ObjectReader> Prefetcher::Open(const ObjectVersion& object) {
   PartPtr adopted;

@@ -11,7 +11,10 @@
 // still in flight) instead of fetching again. Hints never opened age out.
 //
 // Thread-safe. Readers and fetches in flight keep what they need alive by
-// shared ownership, so the Prefetcher may go before its readers.
+// shared ownership. The destructor waits for fetches in flight to end.
+// REQUIRES: every ObjectReader is closed before the Prefetcher is destroyed
+// (a read after that still works, but its fetch could then hold the last
+// reference to the source and release it on a transport thread).
 #pragma once
 
 #include <cstdint>

@@ -93,7 +93,7 @@ void FakeRangeSource::FetchAsync(const ObjectVersion& object, uint64_t offset,
     run = [this, data, offset, dest, err, done = std::move(done)] {
       if (!err) std::memcpy(dest.data(), data->data() + offset, dest.size());
       {
-        std::lock_guard lock(mu_);
+        std::lock_guard done_lock(mu_);
         --in_flight_;
       }
       done(err ? Status(*err) : Status::Ok());

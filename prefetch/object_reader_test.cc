@@ -1,0 +1,400 @@
+// ObjectReader behaviour over the in-process FakeRangeSource: exact bytes,
+// window growth, no duplicate fetches, random reads at the floor, seek and
+// re-detection, concurrent out-of-order readers, the memory budget, close,
+// failures and changed objects.
+#include "prefetch/object_reader.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <future>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "prefetch/prefetcher.h"
+#include "prefetch/testing/fake_range_source.h"
+
+namespace bucketfs::prefetch {
+namespace {
+
+using testing::FakeRangeSource;
+using testing::PatternBytes;
+constexpr uint64_t kKiB = 1024;
+constexpr uint64_t kMiB = 1024 * 1024;
+
+class ObjectReaderTest : public ::testing::Test {
+ protected:
+  void Init(uint64_t size, uint64_t budget = 512 * kMiB) {
+    src_ = std::make_shared<FakeRangeSource>();
+    src_->SetLatency(std::chrono::microseconds(300));
+    data_ = PatternBytes(size, 7);
+    obj_ = src_->Put("bkt", "big.bin", data_, "\"v1\"");
+    cfg_.budget_bytes = budget;
+    pf_ = std::make_unique<Prefetcher>(cfg_, src_);
+  }
+
+  // Reads [off, off+len) and checks the bytes against the object; returns errno or 0.
+  int ReadAndCheck(ObjectReader& r, uint64_t off, uint64_t len) {
+    std::vector<std::byte> buf(len);
+    Result<size_t> n = r.Read(off, buf);
+    if (!n.ok()) return n.error().errno_value;
+    const uint64_t want = off >= data_.size() ? 0 : std::min<uint64_t>(len, data_.size() - off);
+    EXPECT_EQ(*n, want) << "at " << off;
+    if (*n != want) return -1;
+    if (want > 0 && std::memcmp(buf.data(), data_.data() + off, want) != 0) {
+      ADD_FAILURE() << "wrong bytes at " << off;
+      return -1;
+    }
+    return 0;
+  }
+
+  // Fetches must not overlap: no range is ever fetched twice.
+  static uint64_t OverlapBytes(std::vector<FakeRangeSource::Fetch> f) {
+    std::sort(f.begin(), f.end(), [](auto& a, auto& b) { return a.offset < b.offset; });
+    uint64_t overlap = 0, end = 0;
+    for (const auto& x : f) {
+      if (x.offset < end) overlap += std::min(end, x.offset + x.size) - x.offset;
+      end = std::max(end, x.offset + x.size);
+    }
+    return overlap;
+  }
+
+  PrefetchConfig cfg_;
+  std::shared_ptr<FakeRangeSource> src_;
+  std::vector<std::byte> data_;
+  ObjectVersion obj_;
+  std::unique_ptr<Prefetcher> pf_;
+};
+
+TEST_F(ObjectReaderTest, SequentialReadIsExactAndTheWindowGrows) {
+  Init(100 * kMiB);
+  auto r = pf_->Open(obj_);
+  for (uint64_t off = 0; off < data_.size(); off += 128 * kKiB) {
+    ASSERT_EQ(ReadAndCheck(*r, off, 128 * kKiB), 0);
+  }
+  pf_->WaitIdle();
+  const auto fetches = src_->fetches();
+  ASSERT_FALSE(fetches.empty());
+  EXPECT_EQ(fetches[0].offset, 0u);
+  EXPECT_EQ(fetches[0].size, cfg_.initial_window);  // small first request
+  uint64_t max_size = 0, total = 0;
+  for (const auto& f : fetches) {
+    max_size = std::max(max_size, f.size);
+    total += f.size;
+  }
+  EXPECT_EQ(max_size, cfg_.part_size);  // grew to full parts
+  EXPECT_EQ(total, data_.size());       // every byte fetched exactly once
+  EXPECT_EQ(OverlapBytes(fetches), 0u);
+  EXPECT_LE(fetches.size(), data_.size() / cfg_.part_size + 8);  // ~ size / part_size
+  EXPECT_GE(r->stats().window, 64 * kMiB);
+  EXPECT_GT(src_->max_in_flight(), 1);  // parts really overlapped
+  EXPECT_EQ(r->stats().forced_bytes, 0u);
+}
+
+TEST_F(ObjectReaderTest, AsyncReadAcrossPartsIsZeroCopySegments) {
+  Init(32 * kMiB);
+  auto r = pf_->Open(obj_);
+  ASSERT_EQ(ReadAndCheck(*r, 0, 64 * kKiB), 0);
+  // [1 MiB - 4 KiB, 1 MiB + 4 KiB) straddles the first two parts.
+  std::promise<Result<ReadData>> p;
+  r->ReadAsync(kMiB - 4 * kKiB, 8 * kKiB, [&p](Result<ReadData> d) { p.set_value(std::move(d)); });
+  Result<ReadData> d = p.get_future().get();
+  ASSERT_TRUE(d.ok());
+  ASSERT_EQ(d->segments().size(), 2u);
+  EXPECT_EQ(d->size(), 8 * kKiB);
+  EXPECT_EQ(std::memcmp(d->segments()[0].data(), data_.data() + kMiB - 4 * kKiB, 4 * kKiB), 0);
+  EXPECT_EQ(std::memcmp(d->segments()[1].data(), data_.data() + kMiB, 4 * kKiB), 0);
+}
+
+TEST_F(ObjectReaderTest, EndOfObjectReadsAreShortOrEmpty) {
+  Init(5 * kMiB + 123);
+  auto r = pf_->Open(obj_);
+  EXPECT_EQ(ReadAndCheck(*r, 0, 128 * kKiB), 0);
+  EXPECT_EQ(ReadAndCheck(*r, data_.size() - 100, 128 * kKiB), 0);  // short
+  EXPECT_EQ(ReadAndCheck(*r, data_.size(), 4096), 0);              // empty
+  EXPECT_EQ(ReadAndCheck(*r, data_.size() + 5000, 4096), 0);       // empty
+}
+
+TEST_F(ObjectReaderTest, RandomReadsFetchAtTheFloorWithoutAmplification) {
+  Init(100 * kMiB);
+  auto r = pf_->Open(obj_);
+  std::mt19937_64 rng(42);
+  const int kReads = 300;
+  for (int i = 0; i < kReads; ++i) {
+    const uint64_t off = (1 + rng() % (data_.size() / (4 * kKiB) - 1)) * 4 * kKiB;
+    ASSERT_EQ(ReadAndCheck(*r, off, 4 * kKiB), 0);
+  }
+  pf_->WaitIdle();
+  const auto fetches = src_->fetches();
+  EXPECT_LE(fetches.size(), static_cast<size_t>(kReads));
+  for (const auto& f : fetches) EXPECT_EQ(f.size, cfg_.random_floor) << "at " << f.offset;
+  EXPECT_LE(src_->bytes_fetched(), kReads * cfg_.random_floor);
+  EXPECT_EQ(r->stats().stream_starts, 0u);
+  EXPECT_FALSE(r->stats().sequential);
+}
+
+TEST_F(ObjectReaderTest, RandomReadsHitTheBlockCache) {
+  Init(100 * kMiB);
+  auto r = pf_->Open(obj_);
+  const uint64_t block = 40 * kMiB;  // aligned to the 64 KiB floor
+  ASSERT_EQ(ReadAndCheck(*r, block + 32 * kKiB, 4 * kKiB), 0);
+  ASSERT_EQ(ReadAndCheck(*r, block + 8 * kKiB, 4 * kKiB), 0);  // backwards, same block
+  ASSERT_EQ(ReadAndCheck(*r, block, 4 * kKiB), 0);
+  EXPECT_EQ(src_->fetch_count(), 1u);
+  // Large random reads are fetched as they are, not rounded up further.
+  ASSERT_EQ(ReadAndCheck(*r, 70 * kMiB + 4 * kKiB, kMiB), 0);
+  ASSERT_EQ(src_->fetch_count(), 2u);
+  EXPECT_EQ(src_->fetches()[1].size, kMiB);
+}
+
+TEST_F(ObjectReaderTest, SeekThenSequentialRunIsRedetected) {
+  Init(100 * kMiB);
+  auto r = pf_->Open(obj_);
+  for (uint64_t off = 0; off < 4 * kMiB; off += 128 * kKiB)
+    ASSERT_EQ(ReadAndCheck(*r, off, 128 * kKiB), 0);
+  EXPECT_TRUE(r->stats().sequential);
+  pf_->WaitIdle();
+  src_->ClearLog();
+
+  const uint64_t base = 60 * kMiB + 4 * kKiB;
+  ASSERT_EQ(ReadAndCheck(*r, base, 128 * kKiB), 0);
+  EXPECT_FALSE(r->stats().sequential);
+  EXPECT_EQ(r->stats().seeks, 1u);
+  ASSERT_EQ(src_->fetch_count(), 1u);
+  EXPECT_EQ(src_->fetches()[0].size, 128 * kKiB);  // request-sized, not a window
+
+  for (uint64_t off = base + 128 * kKiB; off < base + 24 * kMiB; off += 128 * kKiB) {
+    ASSERT_EQ(ReadAndCheck(*r, off, 128 * kKiB), 0);
+  }
+  EXPECT_TRUE(r->stats().sequential);
+  EXPECT_EQ(r->stats().stream_starts, 2u);
+  pf_->WaitIdle();
+  const auto f = src_->fetches();
+  ASSERT_GE(f.size(), 3u);
+  EXPECT_EQ(f[1].offset, base + 128 * kKiB);  // the second sequential request restarts
+  EXPECT_EQ(f[1].size, cfg_.initial_window);
+  uint64_t max_size = 0;
+  for (const auto& x : f) max_size = std::max(max_size, x.size);
+  EXPECT_EQ(max_size, cfg_.part_size);
+  EXPECT_EQ(OverlapBytes(f), 0u);
+}
+
+TEST_F(ObjectReaderTest, ConcurrentOutOfOrderReadersGetExactBytes) {
+  Init(64 * kMiB);
+  auto r = pf_->Open(obj_);
+  const int kThreads = 4;
+  const uint64_t kChunk = 128 * kKiB;
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      // Thread t reads chunks t, t+4, ...; the last thread starts first.
+      if (t == kThreads - 1) std::this_thread::yield();
+      for (uint64_t c = t; c * kChunk < data_.size(); c += kThreads) {
+        if (ReadAndCheck(*r, c * kChunk, kChunk) != 0) failures++;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+  pf_->WaitIdle();
+  // Stragglers may cost a few side fetches, never a re-read of the file.
+  EXPECT_LE(src_->bytes_fetched(), data_.size() + 4 * kMiB);
+  EXPECT_TRUE(r->stats().sequential);
+}
+
+TEST_F(ObjectReaderTest, BudgetIsNeverExceededAndFetchingResumes) {
+  Init(100 * kMiB, /*budget=*/24 * kMiB);
+  auto r = pf_->Open(obj_);
+  for (uint64_t off = 0; off < 16 * kMiB; off += 128 * kKiB)
+    ASSERT_EQ(ReadAndCheck(*r, off, 128 * kKiB), 0);
+  pf_->WaitIdle();
+  // The reader stalls: fetching stops at the budget.
+  const uint64_t stalled_count = src_->fetch_count();
+  EXPECT_LE(pf_->budget().used(), 24 * kMiB);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(src_->fetch_count(), stalled_count);
+  EXPECT_GT(pf_->budget().refusals(), 0u);  // backpressure applied
+  // The reader goes on: fetching resumes as consumed parts are released.
+  for (uint64_t off = 16 * kMiB; off < data_.size(); off += 128 * kKiB) {
+    ASSERT_EQ(ReadAndCheck(*r, off, 128 * kKiB), 0);
+  }
+  EXPECT_GT(src_->fetch_count(), stalled_count);
+  EXPECT_LE(pf_->budget().peak(), 24 * kMiB);
+  EXPECT_EQ(pf_->budget().forced_bytes(), 0u);
+  EXPECT_EQ(OverlapBytes(src_->fetches()), 0u);
+}
+
+TEST_F(ObjectReaderTest, TwoReadersShareTheBudget) {
+  Init(64 * kMiB, /*budget=*/32 * kMiB);
+  auto a = pf_->Open(obj_);
+  auto b = pf_->Open(obj_);
+  std::thread ta([&] {
+    for (uint64_t off = 0; off < data_.size(); off += 256 * kKiB)
+      EXPECT_EQ(ReadAndCheck(*a, off, 256 * kKiB), 0);
+  });
+  std::thread tb([&] {
+    for (uint64_t off = 0; off < data_.size(); off += 256 * kKiB)
+      EXPECT_EQ(ReadAndCheck(*b, off, 256 * kKiB), 0);
+  });
+  ta.join();
+  tb.join();
+  // Demand reads may borrow past a full budget, bounded by the reads in flight.
+  EXPECT_LE(pf_->budget().peak(), 32 * kMiB + 2 * cfg_.part_size);
+}
+
+TEST_F(ObjectReaderTest, CloseReleasesEverything) {
+  Init(100 * kMiB);
+  auto r = pf_->Open(obj_);
+  for (uint64_t off = 0; off < 20 * kMiB; off += 128 * kKiB)
+    ASSERT_EQ(ReadAndCheck(*r, off, 128 * kKiB), 0);
+  pf_->WaitIdle();
+  EXPECT_GT(pf_->budget().used(), 0u);
+  r->Close();
+  EXPECT_EQ(pf_->budget().used(), 0u);  // at once: nothing was in flight
+  std::vector<std::byte> buf(10);
+  Result<size_t> after = r->Read(0, buf);
+  ASSERT_FALSE(after.ok());
+  EXPECT_EQ(after.error().errno_value, EBADF);
+}
+
+TEST_F(ObjectReaderTest, CloseWithFetchesInFlightReleasesWhenTheyEnd) {
+  Init(100 * kMiB);
+  auto r = pf_->Open(obj_);
+  ASSERT_EQ(ReadAndCheck(*r, 0, 128 * kKiB), 0);
+  src_->SetPaused(true);
+  std::promise<Result<ReadData>> p;
+  r->ReadAsync(3 * kMiB, 128 * kKiB, [&p](Result<ReadData> d) { p.set_value(std::move(d)); });
+  r.reset();  // close while fetches are held by the network
+  src_->SetPaused(false);
+  Result<ReadData> d = p.get_future().get();  // the read in progress still completes
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(std::memcmp(d->segments()[0].data(), data_.data() + 3 * kMiB, d->segments()[0].size()),
+            0);
+  d = MakeError(EIO, "x", "drop the pins");
+  pf_->WaitIdle();
+  EXPECT_EQ(pf_->budget().used(), 0u);
+}
+
+TEST_F(ObjectReaderTest, ConcurrentReadsOfOneMissingRangeShareOneFetch) {
+  Init(100 * kMiB);
+  auto r = pf_->Open(obj_);
+  src_->SetPaused(true);
+  std::vector<std::future<int>> results;
+  const uint64_t base = 30 * kMiB;
+  for (uint64_t off : {base + 48 * kKiB, base + 32 * kKiB, base + 16 * kKiB, base}) {
+    results.push_back(
+        std::async(std::launch::async, [&, off] { return ReadAndCheck(*r, off, 4 * kKiB); }));
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_EQ(src_->fetch_count(), 1u);
+  src_->SetPaused(false);
+  for (auto& f : results) EXPECT_EQ(f.get(), 0);
+  EXPECT_EQ(src_->fetch_count(), 1u);
+}
+
+TEST_F(ObjectReaderTest, FailedPartFailsItsReadsAndALaterReadRetries) {
+  Init(64 * kMiB);
+  std::atomic<int> injected{0};
+  src_->SetFailure([&](const ObjectVersion&, uint64_t off, uint64_t) -> std::optional<Error> {
+    if (off == 0 && injected.fetch_add(1) == 0) return MakeError(EIO, "InternalError", "injected");
+    return std::nullopt;
+  });
+  auto r = pf_->Open(obj_);
+  src_->SetPaused(true);
+  // Two reads waiting on the first part [0, 1 MiB), which will fail.
+  std::promise<Result<ReadData>> p1, p2;
+  r->ReadAsync(0, 128 * kKiB, [&p1](Result<ReadData> d) { p1.set_value(std::move(d)); });
+  r->ReadAsync(512 * kKiB, 128 * kKiB, [&p2](Result<ReadData> d) { p2.set_value(std::move(d)); });
+  src_->SetPaused(false);
+  Result<ReadData> d1 = p1.get_future().get();
+  Result<ReadData> d2 = p2.get_future().get();
+  ASSERT_FALSE(d1.ok());
+  ASSERT_FALSE(d2.ok());
+  EXPECT_EQ(d1.error().errno_value, EIO);
+  EXPECT_EQ(d1.error().code, "InternalError");
+  EXPECT_EQ(d2.error().errno_value, EIO);
+  // Reads that do not need the failed part are unaffected.
+  EXPECT_EQ(ReadAndCheck(*r, kMiB + 4096, 128 * kKiB), 0);
+  // The failure was not cached: the next read fetches the part again.
+  EXPECT_EQ(ReadAndCheck(*r, 0, 128 * kKiB), 0);
+  EXPECT_EQ(ReadAndCheck(*r, 512 * kKiB, 128 * kKiB), 0);
+  EXPECT_EQ(injected.load(), 2);
+}
+
+TEST_F(ObjectReaderTest, FailureMidStreamIsRetriedAndTheFileReadsExactly) {
+  Init(64 * kMiB);
+  std::atomic<int> injected{0};
+  const uint64_t bad = 20 * kMiB + 5;
+  src_->SetFailure([&](const ObjectVersion&, uint64_t off, uint64_t len) -> std::optional<Error> {
+    if (off <= bad && bad < off + len && injected.fetch_add(1) == 0) {
+      return MakeError(EIO, "InternalError", "injected");
+    }
+    return std::nullopt;
+  });
+  auto r = pf_->Open(obj_);
+  uint64_t off = 0;
+  int errors = 0;
+  while (off < data_.size()) {
+    const int rc = ReadAndCheck(*r, off, 128 * kKiB);
+    if (rc == 0) {
+      off += 128 * kKiB;
+      continue;
+    }
+    // Only a read needing the failed part may see the error, and only once.
+    ASSERT_EQ(rc, EIO);
+    EXPECT_LE(off, bad);
+    EXPECT_GT(off + cfg_.part_size + 128 * kKiB, bad);
+    ASSERT_LT(++errors, 2) << "retry did not succeed";
+  }
+  EXPECT_EQ(injected.load(), 2);  // the failed part was fetched again, once
+}
+
+TEST_F(ObjectReaderTest, FailedRandomBlockIsRetried) {
+  Init(64 * kMiB);
+  std::atomic<int> injected{0};
+  src_->SetFailure([&](const ObjectVersion&, uint64_t, uint64_t) -> std::optional<Error> {
+    if (injected.fetch_add(1) == 0) return MakeError(EIO, "SlowDown", "injected");
+    return std::nullopt;
+  });
+  auto r = pf_->Open(obj_);
+  EXPECT_EQ(ReadAndCheck(*r, 9 * kMiB, 4096), EIO);
+  EXPECT_EQ(ReadAndCheck(*r, 9 * kMiB, 4096), 0);
+  EXPECT_EQ(src_->fetch_count(), 2u);
+}
+
+TEST_F(ObjectReaderTest, ObjectChangedUnderTheReaderFailsWithEio) {
+  Init(64 * kMiB);
+  auto r = pf_->Open(obj_);
+  for (uint64_t off = 0; off < 2 * kMiB; off += 128 * kKiB)
+    ASSERT_EQ(ReadAndCheck(*r, off, 128 * kKiB), 0);
+  pf_->WaitIdle();
+  src_->Put("bkt", "big.bin", PatternBytes(64 * kMiB, 99), "\"v2\"");
+  int rc = 0;
+  uint64_t off = 2 * kMiB;
+  // Bytes already fetched (version 1) are still served and checked against
+  // version 1; the first part fetched after the change fails with EIO.
+  for (; off < data_.size() && rc == 0; off += 128 * kKiB) rc = ReadAndCheck(*r, off, 128 * kKiB);
+  EXPECT_EQ(rc, EIO);
+  EXPECT_LT(off, data_.size());
+}
+
+TEST_F(ObjectReaderTest, SmallObjectIsFetchedWholeOnce) {
+  src_ = std::make_shared<FakeRangeSource>();
+  data_ = PatternBytes(3 * kMiB + 17, 3);
+  obj_ = src_->Put("bkt", "small.bin", data_, "\"s\"");
+  pf_ = std::make_unique<Prefetcher>(cfg_, src_);
+  auto r = pf_->Open(obj_);
+  for (uint64_t off : {uint64_t{2 * kMiB}, uint64_t{0}, uint64_t{100}, uint64_t{3 * kMiB}}) {
+    ASSERT_EQ(ReadAndCheck(*r, off, 64 * kKiB), 0);
+  }
+  ASSERT_EQ(src_->fetch_count(), 1u);
+  EXPECT_EQ(src_->fetches()[0].size, data_.size());
+}
+
+}  // namespace
+}  // namespace bucketfs::prefetch
