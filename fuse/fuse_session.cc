@@ -1,12 +1,125 @@
-// Stub: replaced by the real session in the next commit.
+// RunFuseSession: mount, serve on libfuse's multithreaded loop, finish
+// uploads, unmount (see fuse_session.h).
 #include "fuse/fuse_session.h"
 
-namespace bucketfs::fs {
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
 
-int RunFuseSession(std::shared_ptr<s3::ObjectClient> /*client*/, const FsConfig& /*config*/,
-                   const FuseMountOptions& /*mount*/, std::function<void(Status)> on_mount_result) {
-  if (on_mount_result) on_mount_result(MakeError(ENOSYS, "NotImplemented", "mount not ready"));
-  return 1;
+#include <algorithm>
+#include <cstring>
+
+#include "fuse/filesystem.h"
+#include "fuse/fuse_adapter.h"
+
+namespace bucketfs::fs {
+namespace {
+
+constexpr int kMaxIo = 1 << 20;
+
+bool HasOption(const std::vector<std::string>& options, const std::string& name) {
+  return std::any_of(options.begin(), options.end(), [&](const std::string& o) {
+    return o == name || o.rfind(name + "=", 0) == 0;
+  });
+}
+
+// The argv libfuse parses: our defaults, then the caller's -o entries.
+std::vector<std::string> SessionArgs(const FsConfig& config, const FuseMountOptions& mount) {
+  std::vector<std::string> opts = mount.fuse_options;
+  auto add = [&](const std::string& o) {
+    const std::string name = o.substr(0, o.find('='));
+    if (!HasOption(opts, name)) opts.push_back(o);
+  };
+  add("fsname=s3://" + config.bucket + (config.bucket.empty() ? "" : "/" + config.prefix));
+  add("subtype=bucketfs");
+  add("max_read=" + std::to_string(kMaxIo));
+  add("default_permissions");  // the kernel checks the mode bits we report
+  if (mount.allow_other) add("allow_other");
+  if (mount.allow_root) add("allow_root");
+  if (config.read_only) add("ro");
+  std::vector<std::string> args = {"bucketfs"};
+  if (mount.debug) args.push_back("-d");
+  for (const auto& o : opts) {
+    args.push_back("-o");
+    args.push_back(o);
+  }
+  return args;
+}
+
+Status CheckMountpoint(const std::string& path) {
+  struct stat st {};
+  if (path.empty()) return MakeError(EINVAL, "Mountpoint", "no mount point given");
+  if (stat(path.c_str(), &st) != 0) {
+    const int err = errno;
+    return MakeError(err, "Mountpoint", "cannot use mount point " + path + ": " + strerror(err));
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    return MakeError(ENOTDIR, "Mountpoint", "mount point " + path + " is not a directory");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+int RunFuseSession(std::shared_ptr<s3::ObjectClient> client, const FsConfig& config,
+                   const FuseMountOptions& mount, std::function<void(Status)> on_mount_result) {
+  auto report = [&](Status s) {
+    if (on_mount_result) on_mount_result(std::move(s));
+    on_mount_result = nullptr;
+  };
+  if (Status s = CheckMountpoint(mount.mountpoint); !s.ok()) {
+    spdlog::error("{}", s.error().message);
+    report(s);
+    return 1;
+  }
+  Filesystem fs(std::move(client), config);
+
+  std::vector<std::string> args = SessionArgs(config, mount);
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  fuse_args fargs = FUSE_ARGS_INIT(static_cast<int>(argv.size()), argv.data());
+  const fuse_lowlevel_ops& ops = FuseOperations();
+  fuse_session* se = fuse_session_new(&fargs, &ops, sizeof(ops), &fs);
+  fuse_opt_free_args(&fargs);
+  if (se == nullptr) {
+    Status s = MakeError(EINVAL, "FuseOptions", "libfuse refused the mount options (see above)");
+    spdlog::error("{}", s.error().message);
+    report(s);
+    return 1;
+  }
+  if (fuse_set_signal_handlers(se) != 0) {
+    fuse_session_destroy(se);
+    report(MakeError(EIO, "Signals", "could not install signal handlers"));
+    return 1;
+  }
+  if (fuse_session_mount(se, mount.mountpoint.c_str()) != 0) {
+    Status s = MakeError(EIO, "Mount",
+                         "could not mount at " + mount.mountpoint +
+                             " (is /dev/fuse available? see the message above)");
+    spdlog::error("{}", s.error().message);
+    fuse_remove_signal_handlers(se);
+    fuse_session_destroy(se);
+    report(s);
+    return 1;
+  }
+  spdlog::info("mounted s3://{}/{} at {}", config.bucket, config.prefix, mount.mountpoint);
+  report(Status::Ok());
+
+  fuse_loop_config* loop = fuse_loop_cfg_create();
+  fuse_loop_cfg_set_clone_fd(loop, 1);
+  const int threads = std::max(1, mount.max_threads);
+  fuse_loop_cfg_set_max_threads(loop, static_cast<unsigned>(threads));
+  fuse_loop_cfg_set_idle_threads(loop, static_cast<unsigned>(threads));
+  const int loop_result = fuse_session_loop_mt(se, loop);
+  fuse_loop_cfg_destroy(loop);
+
+  // Signalled or unmounted: finish what applications wrote, then unmount.
+  Status shutdown = fs.Shutdown();
+  fuse_remove_signal_handlers(se);
+  fuse_session_unmount(se);
+  fuse_session_destroy(se);
+  spdlog::info("unmounted {}", mount.mountpoint);
+  if (!shutdown.ok()) return 1;
+  return loop_result < 0 ? 1 : 0;  // > 0: the signal that ended the loop
 }
 
 }  // namespace bucketfs::fs

@@ -1,0 +1,62 @@
+// DirListing: turns ListObjectsV2 pages (delimiter "/") of one directory into
+// directory entries, in arrival order, as the pages come.
+//
+// Rules (docs/SEMANTICS.md):
+// - A name that is empty, ".", "..", longer than 255 bytes or holding a NUL is
+//   skipped (keys with "//", "./" or "../" components, and the directory's own
+//   marker object, therefore never show).
+// - A file and a directory with the same name: the directory wins, the file
+//   is hidden. Because "x" sorts before "x/" with other keys possibly between
+//   them, a file is held back until a later key proves no "x/" follows (or the
+//   listing ends).
+// - A name appears at most once.
+#pragma once
+
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fuse/inode_table.h"
+#include "s3/object_client.h"
+
+namespace bucketfs::fs {
+
+inline constexpr size_t kMaxNameLength = 255;
+
+// True when `name` can be a directory entry (see the rules above).
+bool IsValidName(std::string_view name);
+
+struct ListedEntry {
+  std::string name;
+  Kind kind = Kind::kFile;
+  ObjectAttrs attrs;  // files only
+};
+
+class DirListing {
+ public:
+  // `prefix`: the directory's key prefix ("" or ending in "/").
+  explicit DirListing(std::string prefix) : prefix_(std::move(prefix)) {}
+
+  // Adds one page; entries that became certain are appended to entries().
+  void AddPage(const s3::ListObjectsV2Result& page);
+  // The listing is complete: releases every held-back file.
+  void Finish();
+  // Adds an entry from outside S3 (a local directory, a file being written)
+  // unless the name is already taken.
+  void AddLocal(ListedEntry entry);
+
+  const std::vector<ListedEntry>& entries() const { return entries_; }
+  bool Contains(const std::string& name) const { return names_.count(name) != 0; }
+
+ private:
+  void Emit(ListedEntry entry);
+
+  std::string prefix_;
+  std::vector<ListedEntry> entries_;
+  std::vector<ListedEntry> held_;    // files that a later "name/" could hide
+  std::set<std::string> names_;      // every name emitted
+  std::set<std::string> dir_names_;  // directory names seen
+};
+
+}  // namespace bucketfs::fs

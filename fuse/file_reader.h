@@ -1,0 +1,47 @@
+// FileReader: how the core reads the bytes of one open object version.
+//
+// The core opens one FileReader per open file handle and routes every read(2)
+// of that handle to it. DirectReader (below) issues one ranged GetObject per
+// read, pinned to the ETag seen at open with If-Match, so a changed object
+// fails the read (EIO) instead of mixing versions. The prefetcher (prefetch/)
+// provides a FileReaderFactory of its own to replace it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "s3/object_client.h"
+#include "s3/result.h"
+
+namespace bucketfs::fs {
+
+// One version of one object, as seen when the file was opened.
+struct ObjectVersion {
+  std::string bucket;
+  std::string key;
+  std::string etag;  // may be empty when the store sends none
+  uint64_t size = 0;
+};
+
+class FileReader {
+ public:
+  virtual ~FileReader() = default;
+  // Reads up to dest.size() bytes at `offset`; returns the count, 0 at or
+  // past the end of the object. Called from several threads at once.
+  virtual Result<size_t> Read(uint64_t offset, std::span<std::byte> dest) = 0;
+};
+
+class FileReaderFactory {
+ public:
+  virtual ~FileReaderFactory() = default;
+  virtual std::unique_ptr<FileReader> Open(const ObjectVersion& version) = 0;
+};
+
+// A factory of readers that issue one ranged GET per read.
+std::shared_ptr<FileReaderFactory> MakeDirectReaderFactory(
+    std::shared_ptr<s3::ObjectClient> client);
+
+}  // namespace bucketfs::fs

@@ -1,0 +1,151 @@
+// Filesystem: construction, attributes, statfs, handle bookkeeping, shutdown.
+#include "fuse/filesystem.h"
+
+#include <spdlog/spdlog.h>
+
+#include "fuse/fs_handles.h"
+
+namespace bucketfs::fs {
+
+Filesystem::Filesystem(std::shared_ptr<s3::ObjectClient> client, FsConfig config,
+                       std::shared_ptr<FileReaderFactory> readers,
+                       std::shared_ptr<FileWriterFactory> writers)
+    : client_(std::move(client)),
+      config_(std::move(config)),
+      readers_(readers ? std::move(readers) : MakeDirectReaderFactory(client_)),
+      writers_(writers ? std::move(writers)
+                       : MakeSequentialWriterFactory(
+                             client_, WriterOptions{config_.write_part_size,
+                                                    config_.max_upload_parts_in_flight})),
+      mount_time_(std::chrono::system_clock::now()),
+      inodes_(config_.bucket, config_.bucket.empty() ? std::string() : config_.prefix) {}
+
+Filesystem::~Filesystem() = default;
+
+struct stat Filesystem::MakeStat(Ino ino, Kind kind, const ObjectAttrs& attrs) const {
+  struct stat st {};
+  st.st_ino = ino;
+  st.st_uid = config_.uid;
+  st.st_gid = config_.gid;
+  st.st_blksize = 1 << 20;  // tools size their buffers by this; 1 MiB suits S3
+  if (kind == Kind::kDir) {
+    st.st_mode = S_IFDIR | (config_.dir_mode & 07777);
+    st.st_nlink = 2;
+    st.st_size = 4096;
+    const auto t = std::chrono::system_clock::to_time_t(mount_time_);
+    st.st_mtim.tv_sec = st.st_ctim.tv_sec = st.st_atim.tv_sec = t;
+    return st;
+  }
+  st.st_mode = S_IFREG | (config_.file_mode & 07777);
+  st.st_nlink = 1;
+  st.st_size = static_cast<off_t>(attrs.size);
+  st.st_blocks = static_cast<blkcnt_t>((attrs.size + 511) / 512);
+  const auto ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(attrs.mtime.time_since_epoch()).count();
+  st.st_mtim.tv_sec = static_cast<time_t>(ns / 1000000000);
+  st.st_mtim.tv_nsec = static_cast<long>(ns % 1000000000);
+  st.st_ctim = st.st_atim = st.st_mtim;
+  return st;
+}
+
+Entry Filesystem::MakeEntry(Ino ino, Kind kind, const ObjectAttrs& attrs) const {
+  Entry e;
+  e.ino = ino;
+  e.attr = MakeStat(ino, kind, attrs);
+  e.attr_timeout = config_.metadata_ttl;
+  e.entry_timeout = config_.metadata_ttl;
+  return e;
+}
+
+void Filesystem::Forget(Ino ino, uint64_t nlookup) { inodes_.Forget(ino, nlookup); }
+
+Result<struct stat> Filesystem::GetAttr(Ino ino) {
+  auto in = inodes_.Get(ino);
+  if (!in) return MakeError(ESTALE, "StaleInode", "inode was forgotten");
+  if (in->kind == Kind::kDir) return MakeStat(ino, Kind::kDir, {});
+  if (auto local = local_.FileAttrs(in->bucket, in->key)) return MakeStat(ino, Kind::kFile, *local);
+  auto attrs = HeadFresh(*in);
+  if (!attrs.ok()) return attrs.error();
+  return MakeStat(ino, Kind::kFile, *attrs);
+}
+
+Result<struct stat> Filesystem::SetAttr(Ino ino, const SetAttrRequest& request) {
+  auto in = inodes_.Get(ino);
+  if (!in) return MakeError(ESTALE, "StaleInode", "inode was forgotten");
+  if (config_.read_only) return MakeError(EROFS, "ReadOnly", "read-only mount");
+  if (request.size && in->kind == Kind::kFile) {
+    if (auto local = local_.FileAttrs(in->bucket, in->key)) {
+      // A file being written can be "truncated" only to where it already is.
+      if (*request.size != local->size) {
+        return MakeError(ENOTSUP, "Truncate", "cannot resize a file while it is written");
+      }
+    } else {
+      auto attrs = HeadFresh(*in);
+      if (!attrs.ok()) return attrs.error();
+      if (*request.size != attrs->size) {
+        if (*request.size != 0 || !config_.allow_overwrite) {
+          return MakeError(EPERM, "Truncate", "existing objects cannot be resized");
+        }
+        s3::PutObjectParams p;
+        p.bucket = in->bucket;
+        p.key = in->key;
+        auto r = client_->PutObject(p, {});
+        if (!r.ok()) {
+          spdlog::warn("PutObject (truncate) s3://{}/{}: {}", p.bucket, p.key,
+                       r.error().ToString());
+          return r.error();
+        }
+        inodes_.SetAttrs(
+            ino, {0, std::chrono::system_clock::now(), r->etag, std::chrono::steady_clock::now()});
+      }
+    }
+  }
+  // Mode, owner and times come from the mount options: accepted, not stored.
+  return GetAttr(ino);
+}
+
+struct statvfs Filesystem::StatFs() const {
+  struct statvfs s {};
+  s.f_bsize = 1 << 20;
+  s.f_frsize = 4096;
+  s.f_blocks = s.f_bfree = s.f_bavail = 1ull << 40;  // 4 PiB: an object store has no "full"
+  s.f_files = s.f_ffree = s.f_favail = 1ull << 32;
+  s.f_namemax = kMaxNameLength;
+  if (config_.read_only) s.f_flag |= ST_RDONLY;
+  return s;
+}
+
+std::shared_ptr<Filesystem::FileHandle> Filesystem::GetFile(uint64_t fh) const {
+  std::lock_guard lock(handles_mu_);
+  auto it = files_.find(fh);
+  return it == files_.end() ? nullptr : it->second;
+}
+
+std::shared_ptr<Filesystem::DirHandle> Filesystem::GetDirHandle(uint64_t fh) const {
+  std::lock_guard lock(handles_mu_);
+  auto it = dirs_.find(fh);
+  return it == dirs_.end() ? nullptr : it->second;
+}
+
+Status Filesystem::Shutdown() {
+  std::vector<std::shared_ptr<FileHandle>> open;
+  {
+    std::lock_guard lock(handles_mu_);
+    for (auto& [fh, h] : files_) {
+      if (h->writer) open.push_back(h);
+    }
+  }
+  Status first;
+  for (auto& h : open) {
+    Status s = CommitHandle(*h);
+    if (!s.ok()) {
+      spdlog::error("could not finish the upload of s3://{}/{}: {}", h->bucket, h->key,
+                    s.error().ToString());
+      if (first.ok()) first = s;
+    }
+  }
+  if (!open.empty()) spdlog::info("finished {} open upload(s) at shutdown", open.size());
+  return first;
+}
+
+}  // namespace bucketfs::fs

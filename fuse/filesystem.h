@@ -1,0 +1,172 @@
+// Filesystem: the FUSE-free core of bucketfs. It maps the kernel's requests,
+// expressed with inode numbers and file handles, onto S3 calls, and enforces
+// the rules written in docs/SEMANTICS.md. The libfuse adapter (fuse_adapter.cc)
+// calls exactly one method per request and replies with its result, or with
+// the errno its Error carries.
+//
+// Parts:
+// - InodeTable: inode numbers <-> (parent, name, bucket, key), with exact
+//   lookup counts (see inode_table.h). Methods that return an Entry have
+//   incremented the count by one; the kernel returns it through Forget.
+// - LocalNamespace: directories made by mkdir and files being written, which
+//   S3 does not know yet.
+// - Open handles: a FileReader per read handle (direct ranged GETs, or the
+//   prefetcher's), a FileWriter per write handle (sequential multipart
+//   upload), a DirHandle per opendir (the listing, paged as the kernel asks).
+//
+// A name resolves by HeadObject(key) and ListObjectsV2(prefix "key/",
+// max-keys 1) in parallel; a non-empty listing makes it a directory (which
+// hides a file of the same name), else a found object makes it a file.
+//
+// Thread-safe: every method may be called from any FUSE worker thread.
+#pragma once
+
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "fuse/file_reader.h"
+#include "fuse/file_writer.h"
+#include "fuse/fs_config.h"
+#include "fuse/inode_table.h"
+#include "fuse/local_namespace.h"
+#include "fuse/thread_annotations.h"
+#include "s3/object_client.h"
+#include "s3/result.h"
+
+namespace bucketfs::fs {
+
+struct Entry {
+  Ino ino = 0;
+  struct stat attr {};
+  double attr_timeout = 0;
+  double entry_timeout = 0;
+};
+
+struct OpenedFile {
+  uint64_t fh = 0;
+  bool keep_cache = false;  // same ETag as the previous open: the page cache is still good
+};
+
+// Which attributes a setattr asks to change (mirrors FUSE_SET_ATTR_*).
+struct SetAttrRequest {
+  std::optional<uint64_t> size;
+  bool mode = false, uid = false, gid = false, atime = false, mtime = false;
+};
+
+// Called for each directory entry; `next_offset` is the offset to resume
+// after it. In readdirplus mode `entry` is set (ino 0 for "." and ".."); it
+// is null in plain readdir. Returns false when the reply buffer is full (the
+// entry was not added).
+using DirFiller = std::function<bool(const std::string& name, const struct stat& attr,
+                                     const Entry* entry, off_t next_offset)>;
+
+class Filesystem {
+ public:
+  // `readers`/`writers` default to direct ranged GETs and the sequential
+  // multipart writer.
+  Filesystem(std::shared_ptr<s3::ObjectClient> client, FsConfig config,
+             std::shared_ptr<FileReaderFactory> readers = nullptr,
+             std::shared_ptr<FileWriterFactory> writers = nullptr);
+  ~Filesystem();
+  Filesystem(const Filesystem&) = delete;
+  Filesystem& operator=(const Filesystem&) = delete;
+
+  // --- Names and attributes (fs_lookup.cc, filesystem.cc)
+  Result<Entry> Lookup(Ino parent, const std::string& name);
+  void Forget(Ino ino, uint64_t nlookup);
+  Result<struct stat> GetAttr(Ino ino);
+  Result<struct stat> SetAttr(Ino ino, const SetAttrRequest& request);
+  struct statvfs StatFs() const;
+
+  // --- Directories (fs_readdir.cc)
+  Result<uint64_t> OpenDir(Ino ino);
+  Status ReadDir(Ino ino, uint64_t fh, off_t offset, bool plus, const DirFiller& fill);
+  void ReleaseDir(uint64_t fh);
+
+  // --- Reading (fs_read.cc); `flags` are open(2) flags
+  Result<OpenedFile> Open(Ino ino, int flags);
+  Result<size_t> Read(uint64_t fh, uint64_t offset, std::span<std::byte> dest);
+  // Final close of a handle: commits a pending upload (its error is logged).
+  void Release(uint64_t fh);
+
+  // --- Writing (fs_write.cc)
+  Result<std::pair<Entry, OpenedFile>> Create(Ino parent, const std::string& name, int flags);
+  Result<size_t> Write(uint64_t fh, uint64_t offset, std::span<const std::byte> data);
+  // close(2) and fsync(2): complete the upload and return its real result.
+  Status Flush(uint64_t fh);
+
+  // --- Namespace (fs_namespace.cc)
+  Result<Entry> Mkdir(Ino parent, const std::string& name);
+  Status Rmdir(Ino parent, const std::string& name);
+  Status Unlink(Ino parent, const std::string& name);
+  // `flags`: RENAME_NOREPLACE is honoured; RENAME_EXCHANGE fails with EINVAL.
+  Status Rename(Ino parent, const std::string& name, Ino new_parent, const std::string& new_name,
+                unsigned flags);
+
+  // Commits every upload still open (unmount, SIGTERM). Returns the first error.
+  Status Shutdown();
+
+  const FsConfig& config() const { return config_; }
+  const InodeTable& inodes() const { return inodes_; }
+
+ private:
+  struct FileHandle;
+  struct DirHandle;
+  // What a name in a directory stands for, before it gets an inode.
+  struct Resolved {
+    Kind kind = Kind::kFile;
+    std::string bucket, key;
+    ObjectAttrs attrs;
+  };
+
+  // fs_lookup.cc
+  Result<InodeSnapshot> GetDir(Ino ino) const;
+  Result<Resolved> Resolve(const InodeSnapshot& dir, const std::string& name);
+  Result<Resolved> ResolveBucket(const std::string& name);
+  Result<ObjectAttrs> HeadFresh(const InodeSnapshot& file);
+  Entry MakeEntry(Ino ino, Kind kind, const ObjectAttrs& attrs) const;
+  struct stat MakeStat(Ino ino, Kind kind, const ObjectAttrs& attrs) const;
+  bool IsBucketList(const InodeSnapshot& dir) const;
+  Status CheckWritable(const InodeSnapshot& dir, const std::string& name) const;
+
+  // fs_readdir.cc: fetches the next page into the handle's listing (all-buckets
+  // root: the bucket list); merges local entries once S3 has no more.
+  Status FetchNextPage(DirHandle& h);
+
+  // fs_namespace.cc
+  Status CopyObject(const std::string& src_bucket, const std::string& src_key,
+                    const std::string& dst_bucket, const std::string& dst_key);
+  Status RenameDir(const InodeSnapshot& src_dir, const std::string& name, const Resolved& src,
+                   const InodeSnapshot& dst_dir, const std::string& new_name, bool dst_exists);
+
+  std::shared_ptr<FileHandle> GetFile(uint64_t fh) const;
+  std::shared_ptr<DirHandle> GetDirHandle(uint64_t fh) const;
+  Status CommitHandle(FileHandle& handle);
+
+  const std::shared_ptr<s3::ObjectClient> client_;
+  const FsConfig config_;
+  const std::shared_ptr<FileReaderFactory> readers_;
+  const std::shared_ptr<FileWriterFactory> writers_;
+  const std::chrono::system_clock::time_point mount_time_;
+  InodeTable inodes_;
+  LocalNamespace local_;
+
+  mutable std::mutex handles_mu_;
+  uint64_t next_fh_ GUARDED_BY(handles_mu_) = 1;
+  std::map<uint64_t, std::shared_ptr<FileHandle>> files_ GUARDED_BY(handles_mu_);
+  std::map<uint64_t, std::shared_ptr<DirHandle>> dirs_ GUARDED_BY(handles_mu_);
+};
+
+// The errno an error carries, for the FUSE edge.
+inline int ErrnoOf(const Error& e) { return e.errno_value > 0 ? e.errno_value : EIO; }
+
+}  // namespace bucketfs::fs

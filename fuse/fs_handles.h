@@ -1,0 +1,33 @@
+// Open-handle records of Filesystem (private to the fs_*.cc files).
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "fuse/dir_listing.h"
+#include "fuse/filesystem.h"
+
+namespace bucketfs::fs {
+
+struct Filesystem::FileHandle {
+  Ino ino = 0;
+  std::string bucket, key;
+  std::unique_ptr<FileReader> reader;  // read handles
+  std::shared_ptr<FileWriter> writer;  // write handles (create, O_TRUNC)
+};
+
+struct Filesystem::DirHandle {
+  DirHandle(Ino i, std::string b, std::string k, bool list_buckets)
+      : ino(i), bucket(std::move(b)), key(std::move(k)), bucket_list(list_buckets), listing(key) {}
+  const Ino ino;
+  const std::string bucket, key;
+  const bool bucket_list;  // all-buckets root: entries are ListBuckets
+
+  std::mutex mu;  // the kernel serializes readdir per handle; this makes sure
+  DirListing listing GUARDED_BY(mu);
+  std::string token GUARDED_BY(mu);  // continuation token of the next page
+  bool done GUARDED_BY(mu) = false;  // every page fetched, local entries merged
+};
+
+}  // namespace bucketfs::fs

@@ -1,0 +1,126 @@
+// Filesystem: name resolution (lookup) and fresh attributes of files.
+#include <spdlog/spdlog.h>
+
+#include <future>
+
+#include "fuse/filesystem.h"
+
+namespace bucketfs::fs {
+namespace {
+
+bool Fresh(const ObjectAttrs& a, double ttl) {
+  if (a.fetched == std::chrono::steady_clock::time_point{}) return false;
+  return std::chrono::steady_clock::now() - a.fetched < std::chrono::duration<double>(ttl);
+}
+
+ObjectAttrs FromHead(const s3::HeadObjectResult& h) {
+  return {h.size, h.last_modified, h.etag, std::chrono::steady_clock::now()};
+}
+
+}  // namespace
+
+bool Filesystem::IsBucketList(const InodeSnapshot& dir) const {
+  return config_.bucket.empty() && dir.ino == kRootIno;
+}
+
+Result<InodeSnapshot> Filesystem::GetDir(Ino ino) const {
+  auto in = inodes_.Get(ino);
+  if (!in) return MakeError(ESTALE, "StaleInode", "inode was forgotten");
+  if (in->kind != Kind::kDir) return MakeError(ENOTDIR, "NotADirectory", in->key);
+  return *in;
+}
+
+Status Filesystem::CheckWritable(const InodeSnapshot& dir, const std::string& name) const {
+  if (config_.read_only) return MakeError(EROFS, "ReadOnly", "read-only mount");
+  if (name.size() > kMaxNameLength) return MakeError(ENAMETOOLONG, "NameTooLong", name);
+  if (!IsValidName(name)) return MakeError(EINVAL, "InvalidName", name);
+  if (IsBucketList(dir)) {
+    return MakeError(EPERM, "BucketList", "the root of an all-buckets mount only lists buckets");
+  }
+  return Status::Ok();
+}
+
+Result<Filesystem::Resolved> Filesystem::ResolveBucket(const std::string& name) {
+  s3::ListObjectsV2Params p;
+  p.bucket = name;
+  p.delimiter = "/";
+  p.max_keys = 1;
+  auto r = client_->ListObjectsV2(p);
+  if (!r.ok()) {
+    if (r.error().errno_value != ENOENT) {
+      spdlog::warn("ListObjectsV2 s3://{}/: {}", name, r.error().ToString());
+    }
+    return r.error();
+  }
+  return Resolved{Kind::kDir, name, "", {}};
+}
+
+Result<Filesystem::Resolved> Filesystem::Resolve(const InodeSnapshot& dir,
+                                                 const std::string& name) {
+  if (name.size() > kMaxNameLength) return MakeError(ENAMETOOLONG, "NameTooLong", name);
+  if (!IsValidName(name)) return MakeError(ENOENT, "InvalidName", name);
+  if (IsBucketList(dir)) return ResolveBucket(name);
+  const std::string file_key = dir.key + name;
+  const std::string dir_key = file_key + "/";
+  if (auto local = local_.FileAttrs(dir.bucket, file_key)) {
+    return Resolved{Kind::kFile, dir.bucket, file_key, *local};
+  }
+  if (local_.HasDir(dir.bucket, dir_key)) return Resolved{Kind::kDir, dir.bucket, dir_key, {}};
+
+  // One LIST and one HEAD, in parallel: the listing finds implicit
+  // directories (objects under "name/" without a marker).
+  s3::ListObjectsV2Params lp;
+  lp.bucket = dir.bucket;
+  lp.prefix = dir_key;
+  lp.delimiter = "/";
+  lp.max_keys = 1;
+  auto listing = std::async(std::launch::async, [this, &lp] { return client_->ListObjectsV2(lp); });
+  s3::HeadObjectParams hp;
+  hp.bucket = dir.bucket;
+  hp.key = file_key;
+  auto head = client_->HeadObject(hp);
+  auto list = listing.get();
+
+  if (list.ok() && (!list->objects.empty() || !list->common_prefixes.empty())) {
+    return Resolved{Kind::kDir, dir.bucket, dir_key, {}};
+  }
+  if (head.ok()) return Resolved{Kind::kFile, dir.bucket, file_key, FromHead(*head)};
+  if (head.error().errno_value != ENOENT) {
+    spdlog::warn("HeadObject s3://{}/{}: {}", hp.bucket, hp.key, head.error().ToString());
+    return head.error();
+  }
+  if (!list.ok()) {
+    spdlog::warn("ListObjectsV2 s3://{}/{}: {}", lp.bucket, lp.prefix, list.error().ToString());
+    return list.error();
+  }
+  return MakeError(ENOENT, "NoSuchKey", file_key);
+}
+
+Result<Entry> Filesystem::Lookup(Ino parent, const std::string& name) {
+  auto dir = GetDir(parent);
+  if (!dir.ok()) return dir.error();
+  auto r = Resolve(*dir, name);
+  if (!r.ok()) return r.error();
+  Ino ino = inodes_.Acquire(parent, name, r->kind, r->bucket, r->key,
+                            r->kind == Kind::kFile ? std::optional(r->attrs) : std::nullopt);
+  return MakeEntry(ino, r->kind, r->attrs);
+}
+
+Result<ObjectAttrs> Filesystem::HeadFresh(const InodeSnapshot& file) {
+  if (Fresh(file.attrs, config_.metadata_ttl)) return file.attrs;
+  s3::HeadObjectParams p;
+  p.bucket = file.bucket;
+  p.key = file.key;
+  auto head = client_->HeadObject(p);
+  if (!head.ok()) {
+    if (head.error().errno_value != ENOENT) {
+      spdlog::warn("HeadObject s3://{}/{}: {}", p.bucket, p.key, head.error().ToString());
+    }
+    return head.error();
+  }
+  ObjectAttrs attrs = FromHead(*head);
+  inodes_.SetAttrs(file.ino, attrs);
+  return attrs;
+}
+
+}  // namespace bucketfs::fs

@@ -1,0 +1,178 @@
+// Filesystem: mkdir, rmdir, unlink and rename of files (directory rename is in
+// fs_rename_dir.cc).
+#include <linux/fs.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "fuse/filesystem.h"
+
+namespace bucketfs::fs {
+namespace {
+
+constexpr uint64_t kMaxCopyObject = 5ull << 30;   // CopyObject's limit
+constexpr uint64_t kCopyPartSize = 512ull << 20;  // UploadPartCopy part past it
+
+Error Logged(const char* op, const std::string& bucket, const std::string& key, Error e) {
+  spdlog::warn("{} s3://{}/{}: {}", op, bucket, key, e.ToString());
+  return e;
+}
+
+}  // namespace
+
+Result<Entry> Filesystem::Mkdir(Ino parent, const std::string& name) {
+  auto dir = GetDir(parent);
+  if (!dir.ok()) return dir.error();
+  if (Status s = CheckWritable(*dir, name); !s.ok()) return s.error();
+  const std::string key = dir->key + name + "/";
+  if (config_.dir_markers) {
+    s3::PutObjectParams p;
+    p.bucket = dir->bucket;
+    p.key = key;
+    auto r = client_->PutObject(p, {});
+    if (!r.ok()) return Logged("PutObject (marker)", p.bucket, p.key, r.error());
+  } else {
+    local_.AddDir(dir->bucket, key);
+  }
+  Ino ino = inodes_.Acquire(parent, name, Kind::kDir, dir->bucket, key, std::nullopt);
+  return MakeEntry(ino, Kind::kDir, {});
+}
+
+Status Filesystem::Rmdir(Ino parent, const std::string& name) {
+  auto dir = GetDir(parent);
+  if (!dir.ok()) return dir.error();
+  if (Status s = CheckWritable(*dir, name); !s.ok()) return s;
+  const std::string key = dir->key + name + "/";
+  if (local_.HasAnythingUnder(dir->bucket, key)) {
+    return MakeError(ENOTEMPTY, "NotEmpty", key);
+  }
+  s3::ListObjectsV2Params p;
+  p.bucket = dir->bucket;
+  p.prefix = key;
+  p.delimiter = "/";
+  p.max_keys = 2;
+  auto r = client_->ListObjectsV2(p);
+  if (!r.ok()) return Logged("ListObjectsV2", p.bucket, p.prefix, r.error());
+  bool marker = false;
+  for (const auto& o : r->objects) {
+    if (o.key != key) return MakeError(ENOTEMPTY, "NotEmpty", key);
+    marker = true;
+  }
+  if (!r->common_prefixes.empty()) return MakeError(ENOTEMPTY, "NotEmpty", key);
+  const bool local = local_.HasDir(dir->bucket, key);
+  if (!marker && !local) return MakeError(ENOENT, "NoSuchKey", key);
+  if (marker) {
+    // Removing an empty directory's marker loses no data: allowed without
+    // allow_delete.
+    Status s = client_->DeleteObject({dir->bucket, key});
+    if (!s.ok()) return Logged("DeleteObject (marker)", dir->bucket, key, s.error());
+  }
+  local_.RemoveDir(dir->bucket, key);
+  inodes_.Unlink(parent, name);
+  return Status::Ok();
+}
+
+Status Filesystem::Unlink(Ino parent, const std::string& name) {
+  auto dir = GetDir(parent);
+  if (!dir.ok()) return dir.error();
+  if (Status s = CheckWritable(*dir, name); !s.ok()) return s;
+  if (!config_.allow_delete) {
+    return MakeError(EPERM, "DeleteNotAllowed", "mount with --allow-delete to delete objects");
+  }
+  const std::string key = dir->key + name;
+  if (local_.FileAttrs(dir->bucket, key)) return MakeError(EBUSY, "Busy", key);
+  Status s = client_->DeleteObject({dir->bucket, key});
+  if (!s.ok()) return Logged("DeleteObject", dir->bucket, key, s.error());
+  inodes_.Unlink(parent, name);
+  return Status::Ok();
+}
+
+Status Filesystem::CopyObject(const std::string& src_bucket, const std::string& src_key,
+                              const std::string& dst_bucket, const std::string& dst_key) {
+  s3::HeadObjectParams hp;
+  hp.bucket = src_bucket;
+  hp.key = src_key;
+  auto head = client_->HeadObject(hp);
+  if (!head.ok()) return Logged("HeadObject", src_bucket, src_key, head.error());
+  if (head->size <= kMaxCopyObject) {
+    s3::CopyObjectParams p;
+    p.bucket = dst_bucket;
+    p.key = dst_key;
+    p.source_bucket = src_bucket;
+    p.source_key = src_key;
+    p.source_if_match = head->etag;
+    auto r = client_->CopyObject(p);
+    if (!r.ok()) return Logged("CopyObject", dst_bucket, dst_key, r.error());
+    return Status::Ok();
+  }
+  // Past 5 GiB: a multipart upload whose parts are ranges of the source.
+  auto up = client_->CreateMultipartUpload({dst_bucket, dst_key, ""});
+  if (!up.ok()) return Logged("CreateMultipartUpload", dst_bucket, dst_key, up.error());
+  s3::CompleteMultipartUploadParams done;
+  done.bucket = dst_bucket;
+  done.key = dst_key;
+  done.upload_id = up->upload_id;
+  for (uint64_t offset = 0; offset < head->size; offset += kCopyPartSize) {
+    s3::UploadPartCopyParams p;
+    p.bucket = dst_bucket;
+    p.key = dst_key;
+    p.upload_id = up->upload_id;
+    p.part_number = static_cast<int>(offset / kCopyPartSize) + 1;
+    p.source_bucket = src_bucket;
+    p.source_key = src_key;
+    p.source_offset = offset;
+    p.source_length = std::min(kCopyPartSize, head->size - offset);
+    p.source_if_match = head->etag;
+    auto r = client_->UploadPartCopy(p);
+    if (!r.ok()) {
+      Status ignored = client_->AbortMultipartUpload({dst_bucket, dst_key, up->upload_id});
+      (void)ignored;
+      return Logged("UploadPartCopy", dst_bucket, dst_key, r.error());
+    }
+    done.parts.push_back({p.part_number, r->etag});
+  }
+  auto r = client_->CompleteMultipartUpload(done);
+  if (!r.ok()) {
+    Status ignored = client_->AbortMultipartUpload({dst_bucket, dst_key, up->upload_id});
+    (void)ignored;
+    return Logged("CompleteMultipartUpload", dst_bucket, dst_key, r.error());
+  }
+  return Status::Ok();
+}
+
+Status Filesystem::Rename(Ino parent, const std::string& name, Ino new_parent,
+                          const std::string& new_name, unsigned flags) {
+  if (flags & RENAME_EXCHANGE) return MakeError(EINVAL, "Exchange", "RENAME_EXCHANGE");
+  auto src_dir = GetDir(parent);
+  if (!src_dir.ok()) return src_dir.error();
+  auto dst_dir = GetDir(new_parent);
+  if (!dst_dir.ok()) return dst_dir.error();
+  if (Status s = CheckWritable(*src_dir, name); !s.ok()) return s;
+  if (Status s = CheckWritable(*dst_dir, new_name); !s.ok()) return s;
+  auto src = Resolve(*src_dir, name);
+  if (!src.ok()) return src.error();
+  auto dst = Resolve(*dst_dir, new_name);
+  if (!dst.ok() && dst.error().errno_value != ENOENT) return dst.error();
+  const bool dst_exists = dst.ok();
+  if (dst_exists && (flags & RENAME_NOREPLACE)) return MakeError(EEXIST, "Exists", new_name);
+  if (src->kind == Kind::kDir) {
+    if (dst_exists && dst->kind != Kind::kDir) return MakeError(ENOTDIR, "NotADirectory", new_name);
+    return RenameDir(*src_dir, name, *src, *dst_dir, new_name, dst_exists);
+  }
+  if (dst_exists) {
+    if (dst->kind == Kind::kDir) return MakeError(EISDIR, "IsADirectory", new_name);
+    if (!config_.allow_overwrite) {
+      return MakeError(EPERM, "Overwrite", "mount with --allow-overwrite to replace objects");
+    }
+  }
+  if (local_.FileAttrs(src->bucket, src->key)) return MakeError(EBUSY, "Busy", src->key);
+  const std::string dst_key = dst_dir->key + new_name;
+  if (src->bucket == dst_dir->bucket && src->key == dst_key) return Status::Ok();
+  if (Status s = CopyObject(src->bucket, src->key, dst_dir->bucket, dst_key); !s.ok()) return s;
+  Status s = client_->DeleteObject({src->bucket, src->key});
+  if (!s.ok()) return Logged("DeleteObject (rename source)", src->bucket, src->key, s.error());
+  inodes_.Rename(parent, name, new_parent, new_name, dst_dir->bucket, dst_key);
+  return Status::Ok();
+}
+
+}  // namespace bucketfs::fs

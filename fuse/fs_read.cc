@@ -1,0 +1,77 @@
+// Filesystem: open, read and release of files.
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+
+#include "fuse/filesystem.h"
+#include "fuse/fs_handles.h"
+
+namespace bucketfs::fs {
+
+Result<OpenedFile> Filesystem::Open(Ino ino, int flags) {
+  auto in = inodes_.Get(ino);
+  if (!in) return MakeError(ESTALE, "StaleInode", "inode was forgotten");
+  if (in->kind == Kind::kDir) return MakeError(EISDIR, "IsADirectory", in->key);
+  auto h = std::make_shared<FileHandle>();
+  h->ino = ino;
+  h->bucket = in->bucket;
+  h->key = in->key;
+  const bool writing = local_.FileAttrs(in->bucket, in->key).has_value();
+  OpenedFile opened;
+  if ((flags & O_ACCMODE) != O_RDONLY) {
+    if (config_.read_only) return MakeError(EROFS, "ReadOnly", "read-only mount");
+    // An object can only be replaced whole: O_TRUNC with --allow-overwrite.
+    if (!(flags & O_TRUNC) || !config_.allow_overwrite) {
+      return MakeError(EPERM, "Overwrite",
+                       "existing objects can only be replaced with O_TRUNC and allow_overwrite");
+    }
+    if (writing) return MakeError(EBUSY, "Busy", in->key + " is being written");
+    h->writer = writers_->Create(in->bucket, in->key);
+    local_.AddFile(in->bucket, in->key, h->writer);
+  } else {
+    if (writing) return MakeError(EBUSY, "Busy", in->key + " is being written");
+    auto attrs = HeadFresh(*in);
+    if (!attrs.ok()) return attrs.error();
+    const std::string previous = inodes_.ExchangeOpenEtag(ino, attrs->etag);
+    opened.keep_cache = !attrs->etag.empty() && previous == attrs->etag;
+    h->reader = readers_->Open({in->bucket, in->key, attrs->etag, attrs->size});
+  }
+  std::lock_guard lock(handles_mu_);
+  opened.fh = next_fh_++;
+  files_.emplace(opened.fh, std::move(h));
+  return opened;
+}
+
+Result<size_t> Filesystem::Read(uint64_t fh, uint64_t offset, std::span<std::byte> dest) {
+  auto h = GetFile(fh);
+  if (!h) return MakeError(EBADF, "BadHandle", "unknown file handle");
+  if (!h->reader) return MakeError(EBADF, "WriteOnly", "file is open for writing only");
+  return h->reader->Read(offset, dest);
+}
+
+Status Filesystem::CommitHandle(FileHandle& h) {
+  auto r = h.writer->Commit();
+  local_.RemoveFile(h.bucket, h.key, h.writer.get());
+  if (!r.ok()) return r.error();
+  inodes_.SetAttrs(h.ino, {r->size, std::chrono::system_clock::now(), r->etag,
+                           std::chrono::steady_clock::now()});
+  return Status::Ok();
+}
+
+void Filesystem::Release(uint64_t fh) {
+  std::shared_ptr<FileHandle> h;
+  {
+    std::lock_guard lock(handles_mu_);
+    auto it = files_.find(fh);
+    if (it == files_.end()) return;
+    h = std::move(it->second);
+    files_.erase(it);
+  }
+  if (!h->writer) return;
+  Status s = CommitHandle(*h);
+  if (!s.ok()) {
+    spdlog::error("upload of s3://{}/{} failed at close: {}", h->bucket, h->key,
+                  s.error().ToString());
+  }
+}
+
+}  // namespace bucketfs::fs

@@ -1,0 +1,106 @@
+// Filesystem: opendir/readdir/readdirplus. A DirHandle keeps every entry
+// served so far, so offsets stay stable across the kernel's repeated calls;
+// pages are fetched only when the kernel asks past what is buffered.
+#include <spdlog/spdlog.h>
+
+#include "fuse/filesystem.h"
+#include "fuse/fs_handles.h"
+
+namespace bucketfs::fs {
+namespace {
+
+constexpr off_t kDotEntries = 2;  // offsets 0 and 1 are "." and ".."
+
+}  // namespace
+
+Result<uint64_t> Filesystem::OpenDir(Ino ino) {
+  auto dir = GetDir(ino);
+  if (!dir.ok()) return dir.error();
+  auto h = std::make_shared<DirHandle>(ino, dir->bucket, dir->key, IsBucketList(*dir));
+  std::lock_guard lock(handles_mu_);
+  const uint64_t fh = next_fh_++;
+  dirs_.emplace(fh, std::move(h));
+  return fh;
+}
+
+void Filesystem::ReleaseDir(uint64_t fh) {
+  std::lock_guard lock(handles_mu_);
+  dirs_.erase(fh);
+}
+
+Status Filesystem::ReadDir(Ino ino, uint64_t fh, off_t offset, bool plus, const DirFiller& fill) {
+  auto h = GetDirHandle(fh);
+  if (!h || h->ino != ino) return MakeError(EBADF, "BadHandle", "unknown directory handle");
+  std::lock_guard lock(h->mu);
+  for (off_t off = offset;; ++off) {
+    if (off < kDotEntries) {
+      Entry dot;  // ino 0: the kernel does not count lookups of "." and ".."
+      dot.attr = MakeStat(ino, Kind::kDir, {});
+      if (!fill(off == 0 ? "." : "..", dot.attr, plus ? &dot : nullptr, off + 1)) break;
+      continue;
+    }
+    const size_t index = static_cast<size_t>(off - kDotEntries);
+    while (index >= h->listing.entries().size() && !h->done) {
+      Status s = FetchNextPage(*h);
+      if (!s.ok()) return s;
+    }
+    if (index >= h->listing.entries().size()) break;  // end of directory
+    const ListedEntry& e = h->listing.entries()[index];
+    const std::string key = h->bucket_list         ? std::string()
+                            : e.kind == Kind::kDir ? h->key + e.name + "/"
+                                                   : h->key + e.name;
+    const std::string& bucket = h->bucket_list ? e.name : h->bucket;
+    if (!plus) {
+      struct stat st = MakeStat(inodes_.Find(ino, e.name).value_or(0), e.kind, e.attrs);
+      if (!fill(e.name, st, nullptr, off + 1)) break;
+      continue;
+    }
+    const Ino child =
+        inodes_.Acquire(ino, e.name, e.kind, bucket, key,
+                        e.kind == Kind::kFile ? std::optional(e.attrs) : std::nullopt);
+    Entry entry = MakeEntry(child, e.kind, e.attrs);
+    if (!fill(e.name, entry.attr, &entry, off + 1)) {
+      inodes_.Forget(child, 1);  // not sent: the kernel will not forget it
+      break;
+    }
+  }
+  return Status::Ok();
+}
+
+Status Filesystem::FetchNextPage(DirHandle& h) {
+  if (h.bucket_list) {
+    auto r = client_->ListBuckets();
+    if (!r.ok()) {
+      spdlog::warn("ListBuckets: {}", r.error().ToString());
+      return r.error();
+    }
+    for (const auto& b : r->buckets) h.listing.AddLocal({b.name, Kind::kDir, {}});
+    h.done = true;
+    return Status::Ok();
+  }
+  s3::ListObjectsV2Params p;
+  p.bucket = h.bucket;
+  p.prefix = h.key;
+  p.delimiter = "/";
+  p.continuation_token = h.token;
+  p.max_keys = config_.listing_page_size;
+  auto r = client_->ListObjectsV2(p);
+  if (!r.ok()) {
+    spdlog::warn("ListObjectsV2 s3://{}/{}: {}", p.bucket, p.prefix, r.error().ToString());
+    return r.error();
+  }
+  h.listing.AddPage(*r);
+  h.token = r->next_continuation_token;
+  if (r->is_truncated && h.token.empty()) {
+    spdlog::warn("ListObjectsV2 s3://{}/{}: truncated page without a continuation token", p.bucket,
+                 p.prefix);
+    h.listing.Finish();
+  } else if (r->is_truncated) {
+    return Status::Ok();
+  }
+  for (auto& e : local_.ChildrenOf(h.bucket, h.key)) h.listing.AddLocal(std::move(e));
+  h.done = true;
+  return Status::Ok();
+}
+
+}  // namespace bucketfs::fs

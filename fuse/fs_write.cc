@@ -1,0 +1,51 @@
+// Filesystem: create, write and flush (the upload's real result).
+#include <spdlog/spdlog.h>
+
+#include "fuse/filesystem.h"
+#include "fuse/fs_handles.h"
+
+namespace bucketfs::fs {
+
+Result<std::pair<Entry, OpenedFile>> Filesystem::Create(Ino parent, const std::string& name,
+                                                        int /*flags*/) {
+  auto dir = GetDir(parent);
+  if (!dir.ok()) return dir.error();
+  if (Status s = CheckWritable(*dir, name); !s.ok()) return s.error();
+  const std::string key = dir->key + name;
+  if (local_.FileAttrs(dir->bucket, key)) {
+    return MakeError(EBUSY, "Busy", key + " is being written");
+  }
+  auto h = std::make_shared<FileHandle>();
+  h->bucket = dir->bucket;
+  h->key = key;
+  h->writer = writers_->Create(dir->bucket, key);
+  local_.AddFile(dir->bucket, key, h->writer);
+  const ObjectAttrs attrs{0, std::chrono::system_clock::now(), "",
+                          std::chrono::steady_clock::now()};
+  h->ino = inodes_.Acquire(parent, name, Kind::kFile, dir->bucket, key, attrs);
+  Entry entry = MakeEntry(h->ino, Kind::kFile, attrs);
+  OpenedFile opened;
+  {
+    std::lock_guard lock(handles_mu_);
+    opened.fh = next_fh_++;
+    files_.emplace(opened.fh, std::move(h));
+  }
+  return std::make_pair(entry, opened);
+}
+
+Result<size_t> Filesystem::Write(uint64_t fh, uint64_t offset, std::span<const std::byte> data) {
+  auto h = GetFile(fh);
+  if (!h) return MakeError(EBADF, "BadHandle", "unknown file handle");
+  if (!h->writer) return MakeError(EBADF, "ReadOnly", "file is open for reading only");
+  Status s = h->writer->Write(offset, data);
+  if (!s.ok()) return s.error();
+  return data.size();
+}
+
+Status Filesystem::Flush(uint64_t fh) {
+  auto h = GetFile(fh);
+  if (!h || !h->writer) return Status::Ok();
+  return CommitHandle(*h);
+}
+
+}  // namespace bucketfs::fs

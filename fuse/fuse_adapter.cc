@@ -1,0 +1,243 @@
+// The libfuse3 adapter: a few lines per callback (see fuse_adapter.h).
+#include "fuse/fuse_adapter.h"
+
+#include <vector>
+
+#include "fuse/filesystem.h"
+
+namespace bucketfs::fs {
+namespace {
+
+constexpr unsigned kMaxIo = 1u << 20;
+
+Filesystem& Fs(fuse_req_t req) { return *static_cast<Filesystem*>(fuse_req_userdata(req)); }
+
+void ReplyError(fuse_req_t req, const Error& e) { fuse_reply_err(req, ErrnoOf(e)); }
+void ReplyStatus(fuse_req_t req, const Status& s) {
+  fuse_reply_err(req, s.ok() ? 0 : ErrnoOf(s.error()));
+}
+
+fuse_entry_param ToParam(const Entry& e) {
+  fuse_entry_param p{};
+  p.ino = e.ino;
+  p.attr = e.attr;
+  p.attr_timeout = e.attr_timeout;
+  p.entry_timeout = e.entry_timeout;
+  return p;
+}
+
+// Replies with an entry; if the kernel never gets it (interrupted request),
+// the lookup count it carried is returned at once.
+void ReplyEntry(fuse_req_t req, const Entry& e) {
+  fuse_entry_param p = ToParam(e);
+  Filesystem& fs = Fs(req);
+  if (fuse_reply_entry(req, &p) == -ENOENT) fs.Forget(e.ino, 1);
+}
+
+void Init(void* /*userdata*/, fuse_conn_info* conn) {
+  auto want = [conn](unsigned cap) {
+    if (conn->capable & cap) conn->want |= cap;
+  };
+  want(FUSE_CAP_ASYNC_READ);
+  want(FUSE_CAP_READDIRPLUS);
+  want(FUSE_CAP_READDIRPLUS_AUTO);
+  want(FUSE_CAP_ATOMIC_O_TRUNC);
+  want(FUSE_CAP_PARALLEL_DIROPS);
+  conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;  // writes go straight to the writer
+  conn->max_write = kMaxIo;
+  conn->max_readahead = kMaxIo;
+}
+
+void Lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  auto r = Fs(req).Lookup(parent, name);
+  if (r.ok()) return ReplyEntry(req, *r);
+  const double negative_ttl = Fs(req).config().negative_ttl;
+  if (r.error().errno_value == ENOENT && negative_ttl > 0) {
+    fuse_entry_param p{};  // ino 0: a cacheable "no such entry"
+    p.entry_timeout = negative_ttl;
+    fuse_reply_entry(req, &p);
+    return;
+  }
+  ReplyError(req, r.error());
+}
+
+void Forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup) {
+  Fs(req).Forget(ino, nlookup);
+  fuse_reply_none(req);
+}
+
+void ForgetMulti(fuse_req_t req, size_t count, fuse_forget_data* forgets) {
+  for (size_t i = 0; i < count; ++i) Fs(req).Forget(forgets[i].ino, forgets[i].nlookup);
+  fuse_reply_none(req);
+}
+
+void GetAttr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* /*fi*/) {
+  auto r = Fs(req).GetAttr(ino);
+  if (!r.ok()) return ReplyError(req, r.error());
+  fuse_reply_attr(req, &*r, Fs(req).config().metadata_ttl);
+}
+
+void SetAttr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set,
+             fuse_file_info* /*fi*/) {
+  SetAttrRequest s;
+  if (to_set & FUSE_SET_ATTR_SIZE) s.size = static_cast<uint64_t>(attr->st_size);
+  s.mode = to_set & FUSE_SET_ATTR_MODE;
+  s.uid = to_set & FUSE_SET_ATTR_UID;
+  s.gid = to_set & FUSE_SET_ATTR_GID;
+  s.atime = to_set & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_ATIME_NOW);
+  s.mtime = to_set & (FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_MTIME_NOW);
+  auto r = Fs(req).SetAttr(ino, s);
+  if (!r.ok()) return ReplyError(req, r.error());
+  fuse_reply_attr(req, &*r, Fs(req).config().metadata_ttl);
+}
+
+void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  auto r = Fs(req).Open(ino, fi->flags);
+  if (!r.ok()) return ReplyError(req, r.error());
+  fi->fh = r->fh;
+  fi->keep_cache = r->keep_cache;
+  if (fuse_reply_open(req, fi) == -ENOENT) Fs(req).Release(r->fh);
+}
+
+void Read(fuse_req_t req, fuse_ino_t /*ino*/, size_t size, off_t off, fuse_file_info* fi) {
+  thread_local std::vector<std::byte> buffer;
+  if (buffer.size() < size) buffer.resize(size);
+  auto r = Fs(req).Read(fi->fh, static_cast<uint64_t>(off), std::span(buffer.data(), size));
+  if (!r.ok()) return ReplyError(req, r.error());
+  fuse_reply_buf(req, reinterpret_cast<const char*>(buffer.data()), *r);
+}
+
+void Write(fuse_req_t req, fuse_ino_t /*ino*/, const char* buf, size_t size, off_t off,
+           fuse_file_info* fi) {
+  auto r = Fs(req).Write(fi->fh, static_cast<uint64_t>(off),
+                         std::span(reinterpret_cast<const std::byte*>(buf), size));
+  if (!r.ok()) return ReplyError(req, r.error());
+  fuse_reply_write(req, *r);
+}
+
+void Flush(fuse_req_t req, fuse_ino_t /*ino*/, fuse_file_info* fi) {
+  ReplyStatus(req, Fs(req).Flush(fi->fh));
+}
+
+void Fsync(fuse_req_t req, fuse_ino_t /*ino*/, int /*datasync*/, fuse_file_info* fi) {
+  ReplyStatus(req, Fs(req).Flush(fi->fh));
+}
+
+void Release(fuse_req_t req, fuse_ino_t /*ino*/, fuse_file_info* fi) {
+  Fs(req).Release(fi->fh);
+  fuse_reply_err(req, 0);
+}
+
+void Create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t /*mode*/,
+            fuse_file_info* fi) {
+  auto r = Fs(req).Create(parent, name, fi->flags);
+  if (!r.ok()) return ReplyError(req, r.error());
+  fi->fh = r->second.fh;
+  fuse_entry_param p = ToParam(r->first);
+  if (fuse_reply_create(req, &p, fi) == -ENOENT) {
+    Fs(req).Release(r->second.fh);
+    Fs(req).Forget(r->first.ino, 1);
+  }
+}
+
+void OpenDir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  auto r = Fs(req).OpenDir(ino);
+  if (!r.ok()) return ReplyError(req, r.error());
+  fi->fh = *r;
+  if (fuse_reply_open(req, fi) == -ENOENT) Fs(req).ReleaseDir(*r);
+}
+
+void DoReadDir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi,
+               bool plus) {
+  std::vector<char> buf(size);
+  size_t used = 0;
+  DirFiller fill = [&](const std::string& name, const struct stat& st, const Entry* entry,
+                       off_t next) {
+    size_t n;
+    if (plus) {
+      fuse_entry_param p = ToParam(*entry);
+      n = fuse_add_direntry_plus(req, buf.data() + used, size - used, name.c_str(), &p, next);
+    } else {
+      n = fuse_add_direntry(req, buf.data() + used, size - used, name.c_str(), &st, next);
+    }
+    if (n > size - used) return false;
+    used += n;
+    return true;
+  };
+  Status s = Fs(req).ReadDir(ino, fi->fh, off, plus, fill);
+  if (!s.ok() && used == 0) return ReplyError(req, s.error());
+  fuse_reply_buf(req, buf.data(), used);
+}
+
+void ReadDir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
+  DoReadDir(req, ino, size, off, fi, false);
+}
+
+void ReadDirPlus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
+  DoReadDir(req, ino, size, off, fi, true);
+}
+
+void ReleaseDir(fuse_req_t req, fuse_ino_t /*ino*/, fuse_file_info* fi) {
+  Fs(req).ReleaseDir(fi->fh);
+  fuse_reply_err(req, 0);
+}
+
+void StatFs(fuse_req_t req, fuse_ino_t /*ino*/) {
+  struct statvfs s = Fs(req).StatFs();
+  fuse_reply_statfs(req, &s);
+}
+
+void Mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t /*mode*/) {
+  auto r = Fs(req).Mkdir(parent, name);
+  if (!r.ok()) return ReplyError(req, r.error());
+  ReplyEntry(req, *r);
+}
+
+void Rmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  ReplyStatus(req, Fs(req).Rmdir(parent, name));
+}
+
+void Unlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  ReplyStatus(req, Fs(req).Unlink(parent, name));
+}
+
+void Rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t newparent,
+            const char* newname, unsigned int flags) {
+  ReplyStatus(req, Fs(req).Rename(parent, name, newparent, newname, flags));
+}
+
+fuse_lowlevel_ops MakeOps() {
+  fuse_lowlevel_ops ops{};
+  ops.init = Init;
+  ops.lookup = Lookup;
+  ops.forget = Forget;
+  ops.forget_multi = ForgetMulti;
+  ops.getattr = GetAttr;
+  ops.setattr = SetAttr;
+  ops.open = Open;
+  ops.read = Read;
+  ops.write = Write;
+  ops.flush = Flush;
+  ops.fsync = Fsync;
+  ops.release = Release;
+  ops.create = Create;
+  ops.opendir = OpenDir;
+  ops.readdir = ReadDir;
+  ops.readdirplus = ReadDirPlus;
+  ops.releasedir = ReleaseDir;
+  ops.statfs = StatFs;
+  ops.mkdir = Mkdir;
+  ops.rmdir = Rmdir;
+  ops.unlink = Unlink;
+  ops.rename = Rename;
+  return ops;
+}
+
+}  // namespace
+
+const fuse_lowlevel_ops& FuseOperations() {
+  static const fuse_lowlevel_ops ops = MakeOps();
+  return ops;
+}
+
+}  // namespace bucketfs::fs

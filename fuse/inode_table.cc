@@ -1,0 +1,160 @@
+#include "fuse/inode_table.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace bucketfs::fs {
+
+InodeTable::InodeTable(std::string bucket, std::string root_key) {
+  Inode root;
+  root.parent = kRootIno;
+  root.kind = Kind::kDir;
+  root.bucket = std::move(bucket);
+  root.key = std::move(root_key);
+  root.lookups = 1;  // the kernel never forgets the root
+  root.linked = false;
+  inodes_.emplace(kRootIno, std::move(root));
+}
+
+InodeSnapshot InodeTable::Snapshot(Ino ino, const Inode& in) {
+  InodeSnapshot s;
+  s.ino = ino;
+  s.parent = in.parent;
+  s.name = in.name;
+  s.kind = in.kind;
+  s.bucket = in.bucket;
+  s.key = in.key;
+  s.attrs = in.attrs;
+  s.last_open_etag = in.last_open_etag;
+  s.lookups = in.lookups;
+  return s;
+}
+
+Ino InodeTable::Acquire(Ino parent, const std::string& name, Kind kind, const std::string& bucket,
+                        const std::string& key, const std::optional<ObjectAttrs>& attrs) {
+  std::lock_guard lock(mu_);
+  auto link = children_.find({parent, name});
+  if (link != children_.end()) {
+    Inode& existing = inodes_.at(link->second);
+    if (existing.kind == kind && existing.key == key && existing.bucket == bucket) {
+      ++existing.lookups;
+      if (attrs) existing.attrs = *attrs;
+      return link->second;
+    }
+    // The name now stands for something else: detach the old inode.
+    existing.linked = false;
+    children_.erase(link);
+  }
+  Ino ino = next_ino_++;
+  Inode in;
+  in.parent = parent;
+  in.name = name;
+  in.kind = kind;
+  in.bucket = bucket;
+  in.key = key;
+  if (attrs) in.attrs = *attrs;
+  in.lookups = 1;
+  inodes_.emplace(ino, std::move(in));
+  children_.emplace(std::make_pair(parent, name), ino);
+  return ino;
+}
+
+void InodeTable::Forget(Ino ino, uint64_t n) {
+  std::lock_guard lock(mu_);
+  auto it = inodes_.find(ino);
+  if (it == inodes_.end()) {
+    std::fprintf(stderr, "bucketfs: forget of unknown inode %llu\n",
+                 static_cast<unsigned long long>(ino));
+    std::abort();
+  }
+  Inode& in = it->second;
+  if (in.lookups < n) {
+    std::fprintf(stderr, "bucketfs: lookup count underflow on inode %llu (%llu - %llu)\n",
+                 static_cast<unsigned long long>(ino), static_cast<unsigned long long>(in.lookups),
+                 static_cast<unsigned long long>(n));
+    std::abort();
+  }
+  in.lookups -= n;
+  if (in.lookups > 0 || ino == kRootIno) return;
+  if (in.linked) {
+    auto link = children_.find({in.parent, in.name});
+    if (link != children_.end() && link->second == ino) children_.erase(link);
+  }
+  inodes_.erase(it);
+}
+
+std::optional<InodeSnapshot> InodeTable::Get(Ino ino) const {
+  std::lock_guard lock(mu_);
+  auto it = inodes_.find(ino);
+  if (it == inodes_.end()) return std::nullopt;
+  return Snapshot(ino, it->second);
+}
+
+std::optional<Ino> InodeTable::Find(Ino parent, const std::string& name) const {
+  std::lock_guard lock(mu_);
+  auto it = children_.find({parent, name});
+  if (it == children_.end()) return std::nullopt;
+  return it->second;
+}
+
+void InodeTable::SetAttrs(Ino ino, const ObjectAttrs& attrs) {
+  std::lock_guard lock(mu_);
+  auto it = inodes_.find(ino);
+  if (it != inodes_.end()) it->second.attrs = attrs;
+}
+
+std::string InodeTable::ExchangeOpenEtag(Ino ino, const std::string& etag) {
+  std::lock_guard lock(mu_);
+  auto it = inodes_.find(ino);
+  if (it == inodes_.end()) return {};
+  std::string previous = std::move(it->second.last_open_etag);
+  it->second.last_open_etag = etag;
+  return previous;
+}
+
+void InodeTable::Unlink(Ino parent, const std::string& name) {
+  std::lock_guard lock(mu_);
+  auto link = children_.find({parent, name});
+  if (link == children_.end()) return;
+  inodes_.at(link->second).linked = false;
+  children_.erase(link);
+}
+
+void InodeTable::Rename(Ino parent, const std::string& name, Ino new_parent,
+                        const std::string& new_name, const std::string& new_bucket,
+                        const std::string& new_key) {
+  std::lock_guard lock(mu_);
+  auto link = children_.find({parent, name});
+  if (link == children_.end()) return;
+  Ino ino = link->second;
+  children_.erase(link);
+  auto target = children_.find({new_parent, new_name});
+  if (target != children_.end()) {
+    inodes_.at(target->second).linked = false;
+    children_.erase(target);
+  }
+  Inode& in = inodes_.at(ino);
+  const std::string old_key = in.key;
+  const std::string old_bucket = in.bucket;
+  in.bucket = new_bucket;
+  in.parent = new_parent;
+  in.name = new_name;
+  in.key = new_key;
+  children_.emplace(std::make_pair(new_parent, new_name), ino);
+  if (in.kind != Kind::kDir || old_key.empty()) return;
+  // Descendants carry full keys: rewrite the moved prefix.
+  for (auto& [other_ino, other] : inodes_) {
+    if (other_ino == ino || other.bucket != old_bucket) continue;
+    if (other.key.compare(0, old_key.size(), old_key) == 0) {
+      other.key = new_key + other.key.substr(old_key.size());
+      other.bucket = new_bucket;
+    }
+  }
+}
+
+size_t InodeTable::size() const {
+  std::lock_guard lock(mu_);
+  return inodes_.size();
+}
+
+}  // namespace bucketfs::fs

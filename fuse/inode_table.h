@@ -1,0 +1,117 @@
+// InodeTable: the map between FUSE inode numbers and S3 names.
+//
+// Each inode is a (parent, name) entry with the bucket and full key it stands
+// for: a file's key is the object key, a directory's key is its prefix ending
+// in "/" (or "" for a bucket's root). Inode numbers are never reused during a
+// mount.
+//
+// Invariant (the kernel's contract): an inode's lookup count is the number of
+// replies that handed it to the kernel (lookup, create, mkdir, readdirplus
+// entries) minus what forget/forget_multi returned. Every reply that creates an
+// entry increments it (Acquire*), every forget decrements it (Forget); a
+// decrement below zero is a bug and aborts. An inode whose count reaches zero
+// is erased, so a long-running mount does not leak. The root (inode 1) is
+// never erased.
+//
+// Unlinking or renaming only changes the (parent, name) -> inode index; the
+// inode itself lives until the kernel forgets it.
+//
+// Thread-safe: one mutex guards all fields; no call blocks on I/O.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+
+#include "fuse/thread_annotations.h"
+
+namespace bucketfs::fs {
+
+using Ino = uint64_t;
+inline constexpr Ino kRootIno = 1;
+
+enum class Kind { kFile, kDir };
+
+// What S3 said about an object, kept with its inode.
+struct ObjectAttrs {
+  uint64_t size = 0;
+  std::chrono::system_clock::time_point mtime{};
+  std::string etag;
+  std::chrono::steady_clock::time_point fetched{};  // when S3 said it
+};
+
+// A copy of one inode's state, safe to use without the table's lock.
+struct InodeSnapshot {
+  Ino ino = 0;
+  Ino parent = 0;
+  std::string name;
+  Kind kind = Kind::kDir;
+  std::string bucket;
+  std::string key;  // file: object key; dir: prefix ending in "/" or ""
+  ObjectAttrs attrs;
+  std::string last_open_etag;  // ETag seen by the previous open (keep_cache)
+  uint64_t lookups = 0;
+};
+
+class InodeTable {
+ public:
+  // The root stands for `bucket` / `root_key` (all-buckets mode: both empty).
+  InodeTable(std::string bucket, std::string root_key);
+
+  // Returns the inode for (parent, name), creating it when absent or when the
+  // existing one has another kind (a file replaced by a directory: the old
+  // inode is unlinked from the name and lives until forgotten). Increments its
+  // lookup count by one. Updates attrs when given.
+  // REQUIRES: parent is known (not forgotten).
+  Ino Acquire(Ino parent, const std::string& name, Kind kind, const std::string& bucket,
+              const std::string& key, const std::optional<ObjectAttrs>& attrs);
+
+  // Decrements the lookup count by n; aborts on underflow; erases at zero.
+  void Forget(Ino ino, uint64_t n);
+
+  std::optional<InodeSnapshot> Get(Ino ino) const;
+  // The inode currently linked at (parent, name), if any.
+  std::optional<Ino> Find(Ino parent, const std::string& name) const;
+
+  void SetAttrs(Ino ino, const ObjectAttrs& attrs);
+  // Records the ETag of this open; returns the one recorded by the previous.
+  std::string ExchangeOpenEtag(Ino ino, const std::string& etag);
+
+  // Removes the (parent, name) link if it points to `ino` (unlink, rmdir).
+  void Unlink(Ino parent, const std::string& name);
+
+  // Moves the link of (parent, name) to (new_parent, new_name), dropping any
+  // inode linked there, and sets the inode's bucket and key. For a
+  // directory, every known inode under the old prefix moves with it.
+  void Rename(Ino parent, const std::string& name, Ino new_parent, const std::string& new_name,
+              const std::string& new_bucket, const std::string& new_key);
+
+  // Number of inodes held, root included (tests check for leaks).
+  size_t size() const;
+
+ private:
+  struct Inode {
+    Ino parent = 0;
+    std::string name;
+    Kind kind = Kind::kDir;
+    std::string bucket;
+    std::string key;
+    ObjectAttrs attrs;
+    std::string last_open_etag;
+    uint64_t lookups = 0;
+    bool linked = true;  // (parent, name) in children_ points here
+  };
+  static InodeSnapshot Snapshot(Ino ino, const Inode& in);
+
+  mutable std::mutex mu_;
+  Ino next_ino_ GUARDED_BY(mu_) = kRootIno + 1;
+  std::unordered_map<Ino, Inode> inodes_ GUARDED_BY(mu_);
+  std::map<std::pair<Ino, std::string>, Ino> children_ GUARDED_BY(mu_);
+};
+
+}  // namespace bucketfs::fs
