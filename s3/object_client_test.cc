@@ -542,3 +542,35 @@ TEST_F(ObjectClientEuTest, CreateBucketSendsLocationConstraint) {
 
 }  // namespace
 }  // namespace bucketfs::s3
+
+namespace bucketfs::s3 {
+namespace {
+
+TEST(ObjectClientFactoryTest, BadEndpointIsAnError) {
+  ClientConfig config;
+  config.endpoint_url = "ftp://nowhere";
+  auto r = MakeS3Client(config, EnvMap{});
+  EXPECT_FALSE(r.ok());
+}
+
+TEST(ObjectClientFactoryTest, RealClientReportsConnectFailure) {
+  ClientConfig config;
+  config.endpoint_url = "http://127.0.0.1:1";  // nothing listens on port 1
+  config.force_path_style = true;
+  config.max_attempts = 1;
+  config.transport_threads = 1;
+  config.credentials.no_sign_request = true;
+  auto made = MakeS3Client(config, EnvMap{});
+  ASSERT_TRUE(made.ok()) << made.error().ToString();
+  auto r = (*made)->HeadObject({"bkt", "key"});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, "ConnectFailed");
+  // Destroying the client with an async request possibly in flight is safe.
+  std::vector<std::byte> buf(4);
+  (*made)->GetObjectAsync({"bkt", "key"}, buf,
+                          [](Result<GetObjectResult> res) { EXPECT_FALSE(res.ok()); });
+  made.value().reset();
+}
+
+}  // namespace
+}  // namespace bucketfs::s3
