@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <pugixml.hpp>
 
 #include "s3/time_util.h"
@@ -306,7 +307,8 @@ TEST(S3XmlTest, BuildCompleteMultipartUpload) {
 }
 
 TEST(S3XmlTest, BuildDeleteObjectsEscapesKeys) {
-  const std::vector<std::string> keys = {"plain", "a<b>&c", "sp ace/ü€", "]]>"};
+  const std::vector<std::string> keys = {
+      "plain", "a<b>&c", "sp ace/ü€", "]]>", "cr\rlf\n\r\n", "  lead and trail  ", "'q\""};
   const std::string xml = BuildDeleteObjectsXml(keys, true);
   EXPECT_NE(xml.find("<Quiet>true</Quiet>"), std::string::npos);
   EXPECT_NE(xml.find("<Key>a&lt;b&gt;&amp;c</Key>"), std::string::npos) << xml;
@@ -332,6 +334,30 @@ TEST(S3XmlTest, UrlDecode) {
   EXPECT_FALSE(UrlDecode("%", "Op").ok());
   EXPECT_FALSE(UrlDecode("%4", "Op").ok());
   EXPECT_FALSE(UrlDecode("%g0", "Op").ok());
+}
+
+}  // namespace
+}  // namespace bucketfs::s3
+
+namespace bucketfs::s3 {
+namespace {
+
+// Every cut of a recorded answer either fails with MalformedResponse or, once
+// the root element is closed, parses to the full result: never a partial
+// listing reported as success.
+TEST(S3XmlTest, EveryTruncationOfAListingIsAnErrorOrComplete) {
+  const std::string body = kListV2;
+  const size_t root_end = body.find("</ListBucketResult>") + strlen("</ListBucketResult>");
+  for (size_t n = 0; n < body.size(); ++n) {
+    auto r = ParseListObjectsV2(std::string_view(body).substr(0, n));
+    if (n < root_end) {
+      ASSERT_FALSE(r.ok()) << "cut at " << n;
+      EXPECT_EQ(r.error().code, "MalformedResponse");
+    } else {
+      ASSERT_TRUE(r.ok()) << "cut at " << n;
+      EXPECT_EQ(r->objects.size(), 4u);
+    }
+  }
 }
 
 }  // namespace

@@ -169,7 +169,23 @@ Result<Timestamp> GetTimestamp(pugi::xml_node parent, std::string_view name,
 std::string Serialize(const pugi::xml_document& doc) {
   std::ostringstream out;
   doc.save(out, "", pugi::format_raw, pugi::encoding_utf8);
-  return out.str();
+  // pugixml writes CR and LF raw, and every XML parser (S3's too) normalizes
+  // CR LF and lone CR to LF: a key holding them would change. With
+  // format_raw no markup holds a line break, so each one found is text and
+  // becomes a character reference.
+  const std::string raw = out.str();
+  std::string escaped;
+  escaped.reserve(raw.size());
+  for (char c : raw) {
+    if (c == '\r') {
+      escaped += "&#13;";
+    } else if (c == '\n') {
+      escaped += "&#10;";
+    } else {
+      escaped += c;
+    }
+  }
+  return escaped;
 }
 
 }  // namespace bucketfs::s3::xml

@@ -75,7 +75,9 @@ Result<Timestamp> GetTimestamp(pugi::xml_node parent, std::string_view name,
                                std::optional<Timestamp> fallback = std::nullopt);
 
 // Serializes a document built with pugixml (escaping done by pugixml) with an
-// XML declaration and no indentation.
+// XML declaration and no indentation. CR and LF in text become &#13; and
+// &#10; so they survive the parser's end-of-line normalization (S3 asks for
+// exactly that in keys).
 std::string Serialize(const pugi::xml_document& doc);
 
 }  // namespace bucketfs::s3::xml

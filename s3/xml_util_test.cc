@@ -156,5 +156,18 @@ TEST(XmlUtilTest, SerializeEscapesText) {
   EXPECT_EQ(xml::GetText(back.document_element(), "Key"), "a<b>&c\"d");
 }
 
+TEST(XmlUtilTest, SerializeKeepsLineBreaksAndControlCharacters) {
+  const std::string text = "a\r\nb\rc\nd\te\x01f";
+  pugi::xml_document doc;
+  doc.append_child("R").append_child("Key").append_child(pugi::node_pcdata).set_value(text.c_str());
+  const std::string out = xml::Serialize(doc);
+  EXPECT_EQ(out.find('\r'), std::string::npos);
+  EXPECT_EQ(out.find('\n'), std::string::npos);
+  EXPECT_NE(out.find("a&#13;&#10;b&#13;c&#10;d"), std::string::npos) << out;
+  pugi::xml_document back;
+  ASSERT_TRUE(xml::ParseXmlDocument(out, "Op", back).ok());
+  EXPECT_EQ(xml::GetText(back.document_element(), "Key"), text);
+}
+
 }  // namespace
 }  // namespace bucketfs::s3
