@@ -1,11 +1,125 @@
-// Placeholder until the mount lands (issue 4).
-#include <cstdio>
+// `bucketfs SOURCE MOUNTPOINT [options]`: the composition root of a mount.
+//
+// Order matters: parse (exit 2 on a usage error) -> check the mountpoint and
+// resolve the client configuration (exit 1, nothing started yet) -> detach
+// (fork while single-threaded) -> in the serving process: logging, the S3
+// client, the bucket check, then RunFuseSession, whose mount result travels
+// back to the waiting parent. With -f every step runs in this process.
+#include <spdlog/spdlog.h>
+#include <unistd.h>
 
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fuse/fuse_session.h"
 #include "mount-tools/commands.h"
+#include "mount-tools/daemonize.h"
+#include "mount-tools/logging.h"
+#include "mount-tools/mount_checks.h"
+#include "mount-tools/mount_options.h"
+#include "s3/client_config.h"
+#include "s3/credentials.h"
+#include "s3/object_client.h"
 
 namespace bucketfs::tools {
-int RunMountCommand(int /*argc*/, char** /*argv*/) {
-  std::fprintf(stderr, "bucketfs: mounting is not implemented yet\n");
-  return 2;
+namespace {
+
+using ReportFn = std::function<void(const Status&)>;
+
+std::string Describe(const MountOptions& o) { return o.source + " at " + o.fuse.mountpoint; }
+
+// Everything after detaching: returns the process exit code; `report` is
+// called exactly once with the mount outcome.
+int Serve(const MountOptions& options, const s3::ClientConfig& client_config, const s3::EnvMap& env,
+          const ReportFn& report) {
+  spdlog::info("bucketfs 0.1.0: mounting {} (endpoint {}, region {}{})", Describe(options),
+               client_config.endpoint_url.empty() ? "AWS" : client_config.endpoint_url,
+               client_config.region, options.fs.read_only ? ", read-only" : "");
+  auto made = s3::MakeS3Client(client_config, env);
+  if (!made.ok()) {
+    Error e = made.error();
+    e.message = "cannot set up the S3 client: " + e.message;
+    spdlog::error("{}", e.message);
+    report(e);
+    return 1;
+  }
+  std::shared_ptr<s3::ObjectClient> client(std::move(*made));
+  if (Status checked = CheckBucketAccess(*client, options.fs); !checked.ok()) {
+    spdlog::error("{}", checked.error().message);
+    report(checked);
+    return 1;
+  }
+  bool mounted = false;
+  int code = fs::RunFuseSession(client, options.fs, options.fuse, [&](Status result) {
+    if (result.ok()) {
+      mounted = true;
+      spdlog::info("mounted {}", Describe(options));
+      report(result);
+      return;
+    }
+    Error e = result.error();
+    e.message = "cannot mount " + Describe(options) + ": " + e.message;
+    spdlog::error("{}", e.message);
+    report(e);
+  });
+  spdlog::info("{} {} (exit status {})", mounted ? "unmounted" : "did not mount", Describe(options),
+               code);
+  FlushLogging();
+  if (!mounted && code == 0) code = 1;
+  return code;
 }
+
+}  // namespace
+
+int RunMountCommand(int argc, char** argv) {
+  std::vector<std::string> args(argv, argv + argc);
+  auto parsed = ParseMountCommand(args, MountDefaults{.uid = ::getuid(), .gid = ::getgid()});
+  if (!parsed.ok()) {
+    std::fprintf(stderr, "bucketfs: %s\nTry 'bucketfs --help' for the options.\n",
+                 parsed.error().message.c_str());
+    return 2;
+  }
+  if (parsed->help) {
+    std::fputs(MountUsage().c_str(), stdout);
+    return 0;
+  }
+  MountOptions options = std::move(parsed->options);
+  MakePathsAbsolute(options);
+  if (Status s = CheckMountpoint(options.fuse.mountpoint, options.allow_nonempty); !s.ok()) {
+    std::fprintf(stderr, "bucketfs: %s\n", s.error().message.c_str());
+    return 1;
+  }
+  const s3::EnvMap env = s3::CurrentEnvironment();
+  auto client_config = s3::ResolveClientConfig(options.client, env);
+  if (!client_config.ok()) {
+    std::fprintf(stderr, "bucketfs: %s\n", client_config.error().message.c_str());
+    return 1;
+  }
+
+  if (options.fuse.foreground) {
+    if (Status s = SetUpLogging(options.log, ChooseLogDestination(options.log, false), false);
+        !s.ok()) {
+      std::fprintf(stderr, "bucketfs: %s\n", s.error().message.c_str());
+      return 1;
+    }
+    return Serve(options, *client_config, env, [](const Status& s) {
+      if (!s.ok()) std::fprintf(stderr, "bucketfs: %s\n", s.error().message.c_str());
+    });
+  }
+
+  // Nothing above started a thread: fork now (see daemonize.h).
+  return RunDetached([&](MountResultReporter& reporter) {
+    LogDestination dest = ChooseLogDestination(options.log, true);
+    if (Status s = SetUpLogging(options.log, dest, /*redirect_stderr=*/true); !s.ok()) {
+      reporter.Report(s);
+      return 1;
+    }
+    if (dest == LogDestination::kFile) reporter.KeepStderr();
+    return Serve(options, *client_config, env,
+                 [&reporter](const Status& s) { reporter.Report(s); });
+  });
+}
+
 }  // namespace bucketfs::tools
