@@ -45,8 +45,6 @@ struct Builder {
   std::optional<std::string> prefix_flag;
   bool log_level_set = false;
   bool debug = false;
-  bool has_fsname = false;
-  bool has_subtype = false;
 };
 
 using Setter = std::function<Status(Builder&, std::string_view value)>;
@@ -305,8 +303,6 @@ Status ApplyFstabOption(Builder& b, std::string_view item) {
   if (const OptionSpec* spec = FindByFstab(name)) return Apply(b, *spec, name, value);
   if (IsIgnoredMountOption(name) || (name == "user" && value)) return Status::Ok();
   if (IsPassthroughOption(name)) {
-    if (name == "fsname") b.has_fsname = true;
-    if (name == "subtype") b.has_subtype = true;
     b.opts.fuse.fuse_options.emplace_back(item);
     return Status::Ok();
   }
@@ -357,13 +353,6 @@ Result<MountOptions> Finish(Builder&& b) {
     o.fuse.debug = true;
     if (!b.log_level_set) o.log.level = spdlog::level::debug;
   }
-  if (o.fs.read_only) o.fuse.fuse_options.emplace_back("ro");
-  // fsname/subtype make `mount` and /proc/mounts show "s3://b on /mnt type
-  // fuse.bucketfs"; a comma would split the libfuse option list.
-  if (!b.has_fsname && o.source.find_first_of(",\\") == std::string::npos) {
-    o.fuse.fuse_options.push_back(StrCat({"fsname=", o.source}));
-  }
-  if (!b.has_subtype) o.fuse.fuse_options.emplace_back("subtype=bucketfs");
   return std::move(o);
 }
 

@@ -83,9 +83,8 @@ TEST(MountOptionsTest, Defaults) {
   EXPECT_EQ(o.log.file, "");
   EXPECT_FALSE(o.client.endpoint_url.has_value());
   EXPECT_FALSE(o.client.region.has_value());
-  EXPECT_TRUE(HasFuseOption(o, "fsname=s3://b"));
-  EXPECT_TRUE(HasFuseOption(o, "subtype=bucketfs"));
-  EXPECT_FALSE(HasFuseOption(o, "ro"));
+  // fsname, subtype, ro and default_permissions are RunFuseSession's defaults.
+  EXPECT_TRUE(o.fuse.fuse_options.empty());
 }
 
 TEST(MountOptionsTest, Help) {
@@ -149,7 +148,6 @@ TEST(MountOptionsTest, Flags) {
   EXPECT_EQ(o.log.level, spdlog::level::trace);
   EXPECT_EQ(o.log.file, "/tmp/l");
   EXPECT_TRUE(o.fuse.foreground);
-  EXPECT_TRUE(HasFuseOption(o, "ro"));
 }
 
 TEST(MountOptionsTest, ClientOverrides) {
@@ -193,7 +191,6 @@ TEST(MountOptionsTest, FstabSpellings) {
   EXPECT_EQ(o.fs.write_part_size, 8u << 20);
   EXPECT_TRUE(HasFuseOption(o, "dev"));
   EXPECT_TRUE(HasFuseOption(o, "suid"));
-  EXPECT_TRUE(HasFuseOption(o, "ro"));
 }
 
 TEST(MountOptionsTest, AttachedAndRepeatedDashO) {
@@ -209,9 +206,7 @@ TEST(MountOptionsTest, GenericMountOptionsIgnored) {
                             "defaults,auto,noauto,user,nouser,users,_netdev,nofail,"
                             "x-systemd.automount,x-systemd.requires=network-online.target,"
                             "user=alice,comment=x,,"});
-  for (const auto& opt : o.fuse.fuse_options) {
-    EXPECT_TRUE(opt.rfind("fsname=", 0) == 0 || opt == "subtype=bucketfs") << opt;
-  }
+  EXPECT_TRUE(o.fuse.fuse_options.empty());
 }
 
 TEST(MountOptionsTest, PassthroughOptions) {
@@ -222,9 +217,6 @@ TEST(MountOptionsTest, PassthroughOptions) {
                           "default_permissions", "max_read=131072", "auto_unmount"}) {
     EXPECT_TRUE(HasFuseOption(o, opt)) << opt;
   }
-  // The user's fsname/subtype replace ours.
-  EXPECT_FALSE(HasFuseOption(o, "fsname=s3://b"));
-  EXPECT_FALSE(HasFuseOption(o, "subtype=bucketfs"));
 }
 
 TEST(MountOptionsTest, DebugImpliesForegroundAndDebugLevel) {
