@@ -252,6 +252,7 @@ HttpResponse S3App::Dispatch(S3Request& r) {
   else if (op == "ListParts")
     resp = HandleListParts(*store_, r);
 
+  if (req.method == "GET") stats_->AddBytesSent(resp.BodyLength());
   if (req.method == "GET" && (resp.status == 200 || resp.status == 206)) {
     resp.fault = faults_->BodyFaultFor(ticket, resp.BodyLength());
     if (resp.fault.kind != BodyFault::Kind::kNone) {
