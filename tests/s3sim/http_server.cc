@@ -8,7 +8,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <thread>
 
@@ -128,6 +130,25 @@ bool ReadChunked(ConnReader& in, std::string* body, uint64_t max_body) {
     if (!line) return false;
     if (line->empty()) return true;
   }
+}
+
+// Reads n bytes, no faster than mbps (10^6 bytes/s) when mbps > 0: the
+// per-connection ceiling applies to uploads as well as downloads.
+bool ReadPaced(ConnReader& in, char* dst, uint64_t n, double mbps) {
+  if (mbps <= 0) return in.ReadExact(dst, n);
+  const double rate = mbps * 1e6;
+  const uint64_t slice = std::clamp<uint64_t>(static_cast<uint64_t>(rate / 100), 16 << 10, 1 << 20);
+  const auto start = std::chrono::steady_clock::now();
+  uint64_t got = 0;
+  while (got < n) {
+    uint64_t k = std::min(slice, n - got);
+    if (!in.ReadExact(dst + got, k)) return false;
+    got += k;
+    std::this_thread::sleep_until(
+        start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                    std::chrono::duration<double>(static_cast<double>(got) / rate)));
+  }
+  return true;
 }
 
 }  // namespace
@@ -276,7 +297,7 @@ void HttpServer::ServeConnection(int fd) {
       if (!ReadChunked(in, &req->body, config_.max_body)) break;
     } else if (content_length > 0) {
       req->body.resize(content_length);
-      if (!in.ReadExact(req->body.data(), content_length)) break;
+      if (!ReadPaced(in, req->body.data(), content_length, config_.conn_mbps)) break;
     }
     HttpResponse resp = app_->Handle(*req);
     if (req->method == "HEAD") resp.head_only = true;
