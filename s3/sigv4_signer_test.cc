@@ -354,6 +354,8 @@ class OneShotServer {
     thread_ = std::thread([this] { Serve(); });
   }
   ~OneShotServer() {
+    // Wakes a still-blocked accept() when the client never connected.
+    shutdown(fd_, SHUT_RDWR);
     if (thread_.joinable()) thread_.join();
     close(fd_);
   }
