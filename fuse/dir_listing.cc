@@ -1,5 +1,6 @@
 #include "fuse/dir_listing.h"
 
+#include <algorithm>
 #include <chrono>
 
 namespace bucketfs::fs {
@@ -16,38 +17,47 @@ void DirListing::Emit(ListedEntry entry) {
 }
 
 void DirListing::AddPage(const s3::ListObjectsV2Result& page) {
-  std::string last_key;  // the greatest key or prefix of this page
+  // Objects and prefixes merged in key order (each list is sorted).
+  struct Item {
+    const std::string* key;
+    const s3::ObjectInfo* object;  // null for a common prefix
+  };
+  std::vector<Item> items;
+  items.reserve(page.objects.size() + page.common_prefixes.size());
+  for (const auto& o : page.objects) items.push_back({&o.key, &o});
+  for (const auto& p : page.common_prefixes) items.push_back({&p, nullptr});
+  std::stable_sort(items.begin(), items.end(),
+                   [](const Item& a, const Item& b) { return *a.key < *b.key; });
   const auto now = std::chrono::steady_clock::now();
-  for (const auto& p : page.common_prefixes) {
-    if (p > last_key) last_key = p;
-    if (p.size() <= prefix_.size() + 1 || p.compare(0, prefix_.size(), prefix_) != 0) continue;
-    std::string name = p.substr(prefix_.size(), p.size() - prefix_.size() - 1);
-    if (!IsValidName(name)) continue;
-    dir_names_.insert(name);
-    Emit({name, Kind::kDir, {}});
-  }
-  for (const auto& o : page.objects) {
-    if (o.key > last_key) last_key = o.key;
-    if (o.key.size() <= prefix_.size() || o.key.compare(0, prefix_.size(), prefix_) != 0) {
+  for (const Item& item : items) {
+    ReleaseHeld(*item.key);
+    const std::string& key = *item.key;
+    if (key.size() <= prefix_.size() || key.compare(0, prefix_.size(), prefix_) != 0) continue;
+    if (item.object == nullptr) {
+      std::string name = key.substr(prefix_.size(), key.size() - prefix_.size() - 1);
+      if (!IsValidName(name)) continue;
+      dir_names_.insert(name);
+      Emit({name, Kind::kDir, {}});
       continue;
     }
-    std::string name = o.key.substr(prefix_.size());
+    std::string name = key.substr(prefix_.size());
     if (!IsValidName(name)) continue;
-    ListedEntry e{name, Kind::kFile, {o.size, o.last_modified, o.etag, now}};
-    held_.push_back(std::move(e));
+    const s3::ObjectInfo& o = *item.object;
+    held_.push_back({name, Kind::kFile, {o.size, o.last_modified, o.etag, now}});
   }
-  // A held file "x" is certain once this page reached past "x/".
-  std::vector<ListedEntry> still_held;
-  for (auto& e : held_) {
-    if (dir_names_.count(e.name)) continue;  // the directory wins
-    if (last_key >= prefix_ + e.name + "/") {
-      Emit(std::move(e));
-    } else {
-      still_held.push_back(std::move(e));
-    }
-  }
-  held_ = std::move(still_held);
+  if (!items.empty()) ReleaseHeld(*items.back().key);
   if (!page.is_truncated) Finish();
+}
+
+void DirListing::ReleaseHeld(const std::string& reached) {
+  // A held file "x" is certain once the listing reached past "x/".
+  size_t released = 0;
+  for (; released < held_.size(); ++released) {
+    ListedEntry& e = held_[released];
+    if (reached <= prefix_ + e.name + "/") break;
+    if (!dir_names_.count(e.name)) Emit(std::move(e));  // else the directory won
+  }
+  held_.erase(held_.begin(), held_.begin() + static_cast<long>(released));
 }
 
 void DirListing::Finish() {

@@ -51,6 +51,9 @@ class DirListing {
 
  private:
   void Emit(ListedEntry entry);
+  // Emits, in order, the held files "x" for which `reached` > "x/" (a
+  // directory "x/" can no longer follow), dropping those a directory hides.
+  void ReleaseHeld(const std::string& reached);
 
   std::string prefix_;
   std::vector<ListedEntry> entries_;

@@ -172,6 +172,8 @@ Status Filesystem::Rename(Ino parent, const std::string& name, Ino new_parent,
   Status s = client_->DeleteObject({src->bucket, src->key});
   if (!s.ok()) return Logged("DeleteObject (rename source)", src->bucket, src->key, s.error());
   inodes_.Rename(parent, name, new_parent, new_name, dst_dir->bucket, dst_key);
+  // The copy has its own ETag: the next open asks S3 again.
+  if (auto moved = inodes_.Find(new_parent, new_name)) inodes_.SetAttrs(*moved, {});
   return Status::Ok();
 }
 

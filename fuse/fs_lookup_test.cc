@@ -1,0 +1,202 @@
+// Lookup, getattr, readdir of the filesystem core over the fake client.
+#include <gtest/gtest.h>
+
+#include "fuse/testing/fs_test_util.h"
+
+namespace bucketfs::fs {
+namespace {
+
+using testing::FsTest;
+
+class FsLookupTest : public FsTest {};
+
+TEST_F(FsLookupTest, FileAndImplicitDirectory) {
+  client_->Put(kBucket, "file.txt", "hello");
+  client_->Put(kBucket, "implicit/child", "x");
+  FsConfig config;
+  config.uid = 1234;
+  config.gid = 99;
+  config.file_mode = 0640;
+  Mount(config);
+  auto f = fs_->Lookup(kRootIno, "file.txt");
+  ASSERT_TRUE(f.ok());
+  EXPECT_TRUE(S_ISREG(f->attr.st_mode));
+  EXPECT_EQ(f->attr.st_mode & 0777, 0640u);
+  EXPECT_EQ(f->attr.st_size, 5);
+  EXPECT_EQ(f->attr.st_uid, 1234u);
+  EXPECT_EQ(f->attr.st_gid, 99u);
+  auto d = fs_->Lookup(kRootIno, "implicit");
+  ASSERT_TRUE(d.ok());
+  EXPECT_TRUE(S_ISDIR(d->attr.st_mode));
+  EXPECT_EQ(d->attr.st_nlink, 2u);
+  auto child = fs_->Lookup(d->ino, "child");
+  ASSERT_TRUE(child.ok());
+  EXPECT_EQ(fs_->inodes().Get(child->ino)->key, "implicit/child");
+  auto missing = fs_->Lookup(kRootIno, "nope");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().errno_value, ENOENT);
+}
+
+TEST_F(FsLookupTest, LookupIssuesOneHeadAndOneList) {
+  client_->Put(kBucket, "a", "1");
+  Mount();
+  ASSERT_TRUE(fs_->Lookup(kRootIno, "a").ok());
+  EXPECT_EQ(client_->Calls("HeadObject"), 1);
+  EXPECT_EQ(client_->Calls("ListObjectsV2"), 1);
+}
+
+TEST_F(FsLookupTest, DirectoryWinsOverFileOfSameName) {
+  client_->Put(kBucket, "x", "file");
+  client_->Put(kBucket, "x/inner", "y");
+  Mount();
+  auto e = fs_->Lookup(kRootIno, "x");
+  ASSERT_TRUE(e.ok());
+  EXPECT_TRUE(S_ISDIR(e->attr.st_mode));
+  auto entries = ListDir(kRootIno, false);
+  EXPECT_EQ(Names(entries), (std::vector<std::string>{".", "..", "x"}));
+  EXPECT_TRUE(entries[2].is_dir);
+}
+
+TEST_F(FsLookupTest, LongNameIsTooLongAndOddKeysAreSkipped) {
+  client_->Put(kBucket, std::string(300, 'n'), "x");
+  client_->Put(kBucket, "a//b", "x");
+  client_->Put(kBucket, "./c", "x");
+  client_->Put(kBucket, "../d", "x");
+  client_->Put(kBucket, "marker/", "");
+  client_->Put(kBucket, "ok", "x");
+  Mount();
+  auto e = fs_->Lookup(kRootIno, std::string(300, 'n'));
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.error().errno_value, ENAMETOOLONG);
+  auto names = Names(ListDir(kRootIno, true));
+  EXPECT_EQ(names, (std::vector<std::string>{".", "..", "a", "marker", "ok"}));
+  // "a" is a directory whose only child has an empty name: it lists empty.
+  auto a = fs_->Lookup(kRootIno, "a");
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(Names(ListDir(a->ino, false)), (std::vector<std::string>{".", ".."}));
+}
+
+TEST_F(FsLookupTest, ForgetReturnsTableToRootOnly) {
+  for (int i = 0; i < 5; ++i) client_->Put(kBucket, "f" + std::to_string(i), "x");
+  client_->Put(kBucket, "d/x", "x");
+  Mount();
+  auto a = fs_->Lookup(kRootIno, "f1");
+  auto b = fs_->Lookup(kRootIno, "f1");
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->ino, b->ino);
+  auto entries = ListDir(kRootIno, true, 2);  // small replies: rejected entries are not counted
+  EXPECT_EQ(entries.size(), 8u);
+  EXPECT_EQ(fs_->inodes().Get(a->ino)->lookups, 3u);
+  for (const auto& e : entries) {
+    if (e.ino != 0) fs_->Forget(e.ino, 1);
+  }
+  fs_->Forget(a->ino, 2);
+  EXPECT_EQ(fs_->inodes().size(), 1u);
+}
+
+TEST_F(FsLookupTest, ReaddirPagesAndOffsetsAreStable) {
+  for (int i = 0; i < 25; ++i) {
+    char name[16];
+    std::snprintf(name, sizeof name, "k%03d", i);
+    client_->Put(kBucket, std::string("big/") + name, std::string(i, 'z'));
+  }
+  client_->Put(kBucket, "big/sub/x", "x");
+  FsConfig config;
+  config.listing_page_size = 4;
+  Mount(config);
+  auto dir = fs_->Lookup(kRootIno, "big");
+  ASSERT_TRUE(dir.ok());
+  auto entries = ListDir(dir->ino, true, 3);
+  ASSERT_EQ(entries.size(), 2u + 26u);
+  EXPECT_EQ(entries[2].name, "k000");
+  EXPECT_EQ(entries[27].name, "sub");
+  EXPECT_TRUE(entries[27].is_dir);
+  EXPECT_EQ(entries[12].size, 10u);  // readdirplus sizes come from the listing
+  EXPECT_GE(client_->Calls("ListObjectsV2"), 7);
+  const int heads = client_->Calls("HeadObject");
+  // Attributes from the listing: stat right after costs no HEAD.
+  auto st = fs_->GetAttr(entries[5].ino);
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->st_size, 3);
+  EXPECT_EQ(client_->Calls("HeadObject"), heads);
+  for (size_t i = 0; i + 1 < entries.size(); ++i) EXPECT_EQ(entries[i].next, off_t(i + 1));
+
+  // Re-reading from an earlier offset through the same handle gives the same entries.
+  auto fh = fs_->OpenDir(dir->ino);
+  ASSERT_TRUE(fh.ok());
+  std::vector<std::string> first, again;
+  auto collect = [](std::vector<std::string>& into) {
+    return [&into](const std::string& n, const struct stat&, const Entry*, off_t) {
+      into.push_back(n);
+      return into.size() < 10;
+    };
+  };
+  ASSERT_TRUE(fs_->ReadDir(dir->ino, *fh, 0, false, collect(first)).ok());
+  ASSERT_TRUE(fs_->ReadDir(dir->ino, *fh, 5, false, collect(again)).ok());
+  EXPECT_EQ(again[0], first[5]);
+  fs_->ReleaseDir(*fh);
+}
+
+TEST_F(FsLookupTest, GetAttrRefreshesAfterTtl) {
+  client_->Put(kBucket, "f", "1234");
+  FsConfig config;
+  config.metadata_ttl = 0;
+  Mount(config);
+  auto e = fs_->Lookup(kRootIno, "f");
+  ASSERT_TRUE(e.ok());
+  client_->Put(kBucket, "f", "123456789");
+  auto st = fs_->GetAttr(e->ino);
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->st_size, 9);
+  ASSERT_TRUE(client_->DeleteObject({kBucket, "f"}).ok());
+  EXPECT_EQ(fs_->GetAttr(e->ino).error().errno_value, ENOENT);
+}
+
+TEST_F(FsLookupTest, PrefixMountShowsOnlyThePrefix) {
+  client_->Put(kBucket, "top", "x");
+  client_->Put(kBucket, "pre/a", "x");
+  client_->Put(kBucket, "pre/d/b", "x");
+  FsConfig config;
+  config.prefix = "pre/";
+  Mount(config);
+  EXPECT_EQ(Names(ListDir(kRootIno, false)), (std::vector<std::string>{".", "..", "a", "d"}));
+  EXPECT_FALSE(fs_->Lookup(kRootIno, "top").ok());
+  auto a = fs_->Lookup(kRootIno, "a");
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(fs_->inodes().Get(a->ino)->key, "pre/a");
+}
+
+TEST_F(FsLookupTest, AllBucketsRootListsBuckets) {
+  client_->CreateBucketNamed("second");
+  client_->Put("second", "obj", "data");
+  all_buckets_ = true;
+  Mount();
+  EXPECT_EQ(Names(ListDir(kRootIno, true)), (std::vector<std::string>{".", "..", "bkt", "second"}));
+  auto b = fs_->Lookup(kRootIno, "second");
+  ASSERT_TRUE(b.ok());
+  auto obj = fs_->Lookup(b->ino, "obj");
+  ASSERT_TRUE(obj.ok());
+  EXPECT_EQ(ReadAll(obj->ino), "data");
+  EXPECT_EQ(fs_->Lookup(kRootIno, "nobucket").error().errno_value, ENOENT);
+  EXPECT_EQ(fs_->Mkdir(kRootIno, "newbucket").error().errno_value, EPERM);
+}
+
+TEST_F(FsLookupTest, S3FailureCarriesItsErrno) {
+  client_->Put(kBucket, "f", "x");
+  Mount();
+  client_->FailNext("HeadObject", EACCES);
+  auto e = fs_->Lookup(kRootIno, "f");
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.error().errno_value, EACCES);
+}
+
+TEST_F(FsLookupTest, StatFsIsSensible) {
+  Mount();
+  auto s = fs_->StatFs();
+  EXPECT_EQ(s.f_namemax, 255u);
+  EXPECT_GT(s.f_blocks, 1u << 30);
+  EXPECT_EQ(s.f_bfree, s.f_blocks);
+}
+
+}  // namespace
+}  // namespace bucketfs::fs

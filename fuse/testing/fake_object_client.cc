@@ -1,0 +1,305 @@
+#include "fuse/testing/fake_object_client.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace bucketfs::fs::testing {
+namespace {
+
+Error NotFound(const std::string& what) { return MakeError(ENOENT, "NoSuchKey", what); }
+
+std::string ToString(std::span<const std::byte> body) {
+  return std::string(reinterpret_cast<const char*>(body.data()), body.size());
+}
+
+}  // namespace
+
+std::optional<Error> FakeObjectClient::Enter(const std::string& op) {
+  ++calls_[op];
+  auto it = fail_next_.find(op);
+  if (it == fail_next_.end()) return std::nullopt;
+  Error e = MakeError(it->second, "Injected", op + " failed (injected)");
+  e.request_id = "FAKE-REQUEST-ID";
+  fail_next_.erase(it);
+  return e;
+}
+
+Result<FakeObjectClient::Bucket*> FakeObjectClient::FindBucket(const std::string& bucket) {
+  auto it = buckets_.find(bucket);
+  if (it == buckets_.end()) return MakeError(ENOENT, "NoSuchBucket", bucket);
+  return &it->second;
+}
+
+FakeObjectClient::Object& FakeObjectClient::Store(Bucket& b, const std::string& key,
+                                                  std::string data) {
+  Object& o = b[key];
+  o.data = std::move(data);
+  o.etag = "\"etag-" + std::to_string(next_etag_++) + "\"";
+  o.mtime = std::chrono::system_clock::now();
+  return o;
+}
+
+void FakeObjectClient::CreateBucketNamed(const std::string& bucket) {
+  std::lock_guard lock(mu_);
+  buckets_[bucket];
+}
+
+void FakeObjectClient::Put(const std::string& bucket, const std::string& key,
+                           const std::string& data) {
+  std::lock_guard lock(mu_);
+  Store(buckets_[bucket], key, data);
+}
+
+bool FakeObjectClient::Exists(const std::string& bucket, const std::string& key) const {
+  std::lock_guard lock(mu_);
+  auto b = buckets_.find(bucket);
+  return b != buckets_.end() && b->second.count(key);
+}
+
+std::string FakeObjectClient::Data(const std::string& bucket, const std::string& key) const {
+  std::lock_guard lock(mu_);
+  return buckets_.at(bucket).at(key).data;
+}
+
+std::vector<std::string> FakeObjectClient::Keys(const std::string& bucket) const {
+  std::lock_guard lock(mu_);
+  std::vector<std::string> keys;
+  for (const auto& [k, o] : buckets_.at(bucket)) keys.push_back(k);
+  return keys;
+}
+
+int FakeObjectClient::Calls(const std::string& op) const {
+  std::lock_guard lock(mu_);
+  auto it = calls_.find(op);
+  return it == calls_.end() ? 0 : it->second;
+}
+
+size_t FakeObjectClient::OpenUploads() const {
+  std::lock_guard lock(mu_);
+  return uploads_.size();
+}
+
+void FakeObjectClient::FailNext(const std::string& op, int errno_value) {
+  std::lock_guard lock(mu_);
+  fail_next_[op] = errno_value;
+}
+
+Result<s3::HeadObjectResult> FakeObjectClient::HeadObject(const s3::HeadObjectParams& p) {
+  std::lock_guard lock(mu_);
+  if (auto e = Enter("HeadObject")) return *e;
+  auto b = FindBucket(p.bucket);
+  if (!b.ok()) return b.error();
+  auto it = (*b)->find(p.key);
+  if (it == (*b)->end()) return NotFound(p.key);
+  return s3::HeadObjectResult{it->second.data.size(), it->second.mtime, it->second.etag, ""};
+}
+
+Result<s3::GetObjectResult> FakeObjectClient::GetObject(const s3::GetObjectParams& p,
+                                                        std::span<std::byte> dest) {
+  std::lock_guard lock(mu_);
+  if (auto e = Enter("GetObject")) return *e;
+  auto b = FindBucket(p.bucket);
+  if (!b.ok()) return b.error();
+  auto it = (*b)->find(p.key);
+  if (it == (*b)->end()) return NotFound(p.key);
+  const Object& o = it->second;
+  if (!p.if_match.empty() && p.if_match != o.etag) {
+    return MakeError(EIO, "PreconditionFailed", "ETag changed");
+  }
+  uint64_t offset = p.offset.value_or(0);
+  uint64_t length = p.length.value_or(o.data.size() - std::min<uint64_t>(offset, o.data.size()));
+  if (offset >= o.data.size() && length > 0) return MakeError(EINVAL, "InvalidRange", p.key);
+  length = std::min<uint64_t>(length, o.data.size() - offset);
+  if (length > dest.size()) return MakeError(EINVAL, "SmallBuffer", "dest too small");
+  std::memcpy(dest.data(), o.data.data() + offset, length);
+  return s3::GetObjectResult{length, o.data.size(), o.etag, o.mtime};
+}
+
+void FakeObjectClient::GetObjectAsync(const s3::GetObjectParams& p, std::span<std::byte> dest,
+                                      std::function<void(Result<s3::GetObjectResult>)> done) {
+  done(GetObject(p, dest));
+}
+
+Result<s3::PutObjectResult> FakeObjectClient::PutObject(const s3::PutObjectParams& p,
+                                                        std::span<const std::byte> body) {
+  std::lock_guard lock(mu_);
+  if (auto e = Enter("PutObject")) return *e;
+  auto b = FindBucket(p.bucket);
+  if (!b.ok()) return b.error();
+  return s3::PutObjectResult{Store(**b, p.key, ToString(body)).etag};
+}
+
+Result<s3::CreateMultipartUploadResult> FakeObjectClient::CreateMultipartUpload(
+    const s3::CreateMultipartUploadParams& p) {
+  std::lock_guard lock(mu_);
+  if (auto e = Enter("CreateMultipartUpload")) return *e;
+  if (!FindBucket(p.bucket).ok()) return MakeError(ENOENT, "NoSuchBucket", p.bucket);
+  std::string id = "upload-" + std::to_string(next_upload_++);
+  uploads_[id] = Upload{p.bucket, p.key, {}};
+  return s3::CreateMultipartUploadResult{id};
+}
+
+Result<s3::UploadPartResult> FakeObjectClient::UploadPart(const s3::UploadPartParams& p,
+                                                          std::span<const std::byte> body) {
+  std::lock_guard lock(mu_);
+  if (auto e = Enter("UploadPart")) return *e;
+  auto it = uploads_.find(p.upload_id);
+  if (it == uploads_.end()) return MakeError(ENOENT, "NoSuchUpload", p.upload_id);
+  it->second.parts[p.part_number] = ToString(body);
+  return s3::UploadPartResult{"\"part-" + std::to_string(p.part_number) + "\""};
+}
+
+void FakeObjectClient::UploadPartAsync(const s3::UploadPartParams& p,
+                                       std::span<const std::byte> body,
+                                       std::function<void(Result<s3::UploadPartResult>)> done) {
+  done(UploadPart(p, body));
+}
+
+Result<s3::UploadPartResult> FakeObjectClient::UploadPartCopy(const s3::UploadPartCopyParams& p) {
+  std::lock_guard lock(mu_);
+  if (auto e = Enter("UploadPartCopy")) return *e;
+  auto it = uploads_.find(p.upload_id);
+  if (it == uploads_.end()) return MakeError(ENOENT, "NoSuchUpload", p.upload_id);
+  auto b = FindBucket(p.source_bucket);
+  if (!b.ok()) return b.error();
+  auto src = (*b)->find(p.source_key);
+  if (src == (*b)->end()) return NotFound(p.source_key);
+  const std::string& d = src->second.data;
+  it->second.parts[p.part_number] =
+      d.substr(p.source_offset.value_or(0), p.source_length.value_or(d.size()));
+  return s3::UploadPartResult{"\"part-" + std::to_string(p.part_number) + "\""};
+}
+
+Result<s3::CompleteMultipartUploadResult> FakeObjectClient::CompleteMultipartUpload(
+    const s3::CompleteMultipartUploadParams& p) {
+  std::lock_guard lock(mu_);
+  if (auto e = Enter("CompleteMultipartUpload")) return *e;
+  auto it = uploads_.find(p.upload_id);
+  if (it == uploads_.end()) return MakeError(ENOENT, "NoSuchUpload", p.upload_id);
+  std::string data;
+  int previous = 0;
+  for (const auto& part : p.parts) {
+    if (part.part_number <= previous) return MakeError(EINVAL, "InvalidPartOrder", "");
+    previous = part.part_number;
+    auto d = it->second.parts.find(part.part_number);
+    if (d == it->second.parts.end()) return MakeError(EINVAL, "InvalidPart", "");
+    data += d->second;
+  }
+  auto b = FindBucket(p.bucket);
+  if (!b.ok()) return b.error();
+  std::string etag = Store(**b, p.key, std::move(data)).etag;
+  uploads_.erase(it);
+  return s3::CompleteMultipartUploadResult{etag};
+}
+
+Status FakeObjectClient::AbortMultipartUpload(const s3::AbortMultipartUploadParams& p) {
+  std::lock_guard lock(mu_);
+  if (auto e = Enter("AbortMultipartUpload")) return *e;
+  uploads_.erase(p.upload_id);
+  return Status::Ok();
+}
+
+Result<s3::ListMultipartUploadsResult> FakeObjectClient::ListMultipartUploads(
+    const s3::ListMultipartUploadsParams& /*p*/) {
+  std::lock_guard lock(mu_);
+  if (auto e = Enter("ListMultipartUploads")) return *e;
+  s3::ListMultipartUploadsResult r;
+  for (const auto& [id, u] : uploads_) r.uploads.push_back({u.key, id, {}});
+  return r;
+}
+
+Result<s3::ListObjectsV2Result> FakeObjectClient::ListObjectsV2(const s3::ListObjectsV2Params& p) {
+  std::lock_guard lock(mu_);
+  if (auto e = Enter("ListObjectsV2")) return *e;
+  auto b = FindBucket(p.bucket);
+  if (!b.ok()) return b.error();
+  s3::ListObjectsV2Result r;
+  // The continuation token is the last key or prefix returned.
+  const std::string after = p.continuation_token.empty() ? p.start_after : p.continuation_token;
+  int count = 0;
+  for (auto it = (*b)->lower_bound(p.prefix); it != (*b)->end(); ++it) {
+    const std::string& key = it->first;
+    if (key.compare(0, p.prefix.size(), p.prefix) != 0) break;
+    std::string item = key;
+    bool is_prefix = false;
+    if (!p.delimiter.empty()) {
+      auto d = key.find(p.delimiter, p.prefix.size());
+      if (d != std::string::npos) {
+        item = key.substr(0, d + p.delimiter.size());
+        is_prefix = true;
+      }
+    }
+    if (!after.empty() && item <= after) continue;
+    if (is_prefix && !r.common_prefixes.empty() && r.common_prefixes.back() == item) continue;
+    if (count == p.max_keys) {
+      r.is_truncated = true;
+      break;
+    }
+    ++count;
+    if (is_prefix) {
+      r.common_prefixes.push_back(item);
+      r.next_continuation_token = item;
+    } else {
+      r.objects.push_back({key, it->second.data.size(), it->second.mtime, it->second.etag, ""});
+      r.next_continuation_token = key;
+    }
+  }
+  if (!r.is_truncated) r.next_continuation_token.clear();
+  return r;
+}
+
+Result<s3::ListBucketsResult> FakeObjectClient::ListBuckets() {
+  std::lock_guard lock(mu_);
+  if (auto e = Enter("ListBuckets")) return *e;
+  s3::ListBucketsResult r;
+  for (const auto& [name, b] : buckets_) r.buckets.push_back({name, {}});
+  return r;
+}
+
+Status FakeObjectClient::DeleteObject(const s3::DeleteObjectParams& p) {
+  std::lock_guard lock(mu_);
+  if (auto e = Enter("DeleteObject")) return *e;
+  auto b = FindBucket(p.bucket);
+  if (!b.ok()) return b.error();
+  (*b)->erase(p.key);
+  return Status::Ok();
+}
+
+Result<s3::DeleteObjectsResult> FakeObjectClient::DeleteObjects(const s3::DeleteObjectsParams& p) {
+  std::lock_guard lock(mu_);
+  if (auto e = Enter("DeleteObjects")) return *e;
+  auto b = FindBucket(p.bucket);
+  if (!b.ok()) return b.error();
+  s3::DeleteObjectsResult r;
+  for (const auto& k : p.keys) {
+    (*b)->erase(k);
+    r.deleted.push_back(k);
+  }
+  return r;
+}
+
+Result<s3::CopyObjectResult> FakeObjectClient::CopyObject(const s3::CopyObjectParams& p) {
+  std::lock_guard lock(mu_);
+  if (auto e = Enter("CopyObject")) return *e;
+  auto src_b = FindBucket(p.source_bucket);
+  if (!src_b.ok()) return src_b.error();
+  auto src = (*src_b)->find(p.source_key);
+  if (src == (*src_b)->end()) return NotFound(p.source_key);
+  if (!p.source_if_match.empty() && p.source_if_match != src->second.etag) {
+    return MakeError(EIO, "PreconditionFailed", "source changed");
+  }
+  auto dst_b = FindBucket(p.bucket);
+  if (!dst_b.ok()) return dst_b.error();
+  std::string data = src->second.data;
+  Object& o = Store(**dst_b, p.key, std::move(data));
+  return s3::CopyObjectResult{o.etag, o.mtime};
+}
+
+Status FakeObjectClient::CreateBucket(const s3::CreateBucketParams& p) {
+  std::lock_guard lock(mu_);
+  if (auto e = Enter("CreateBucket")) return *e;
+  buckets_[p.bucket];
+  return Status::Ok();
+}
+
+}  // namespace bucketfs::fs::testing

@@ -1,0 +1,82 @@
+// FakeObjectClient: an in-memory S3 for the filesystem core's unit tests.
+// Strict where the core relies on S3 (If-Match, listing order and paging with
+// delimiter, multipart part order), counting every call, and able to fail the
+// next call of a given operation with a chosen errno.
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "s3/object_client.h"
+
+namespace bucketfs::fs::testing {
+
+class FakeObjectClient : public s3::ObjectClient {
+ public:
+  struct Object {
+    std::string data;
+    std::string etag;
+    s3::Timestamp mtime;
+  };
+
+  // Test setup and inspection.
+  void CreateBucketNamed(const std::string& bucket);
+  void Put(const std::string& bucket, const std::string& key, const std::string& data);
+  bool Exists(const std::string& bucket, const std::string& key) const;
+  std::string Data(const std::string& bucket, const std::string& key) const;
+  std::vector<std::string> Keys(const std::string& bucket) const;
+  int Calls(const std::string& op) const;  // "HeadObject", "ListObjectsV2", ...
+  size_t OpenUploads() const;
+  // The next call of `op` fails with `errno_value`.
+  void FailNext(const std::string& op, int errno_value);
+
+  Result<s3::HeadObjectResult> HeadObject(const s3::HeadObjectParams& p) override;
+  Result<s3::GetObjectResult> GetObject(const s3::GetObjectParams& p,
+                                        std::span<std::byte> dest) override;
+  void GetObjectAsync(const s3::GetObjectParams& p, std::span<std::byte> dest,
+                      std::function<void(Result<s3::GetObjectResult>)> done) override;
+  Result<s3::PutObjectResult> PutObject(const s3::PutObjectParams& p,
+                                        std::span<const std::byte> body) override;
+  Result<s3::CreateMultipartUploadResult> CreateMultipartUpload(
+      const s3::CreateMultipartUploadParams& p) override;
+  Result<s3::UploadPartResult> UploadPart(const s3::UploadPartParams& p,
+                                          std::span<const std::byte> body) override;
+  void UploadPartAsync(const s3::UploadPartParams& p, std::span<const std::byte> body,
+                       std::function<void(Result<s3::UploadPartResult>)> done) override;
+  Result<s3::UploadPartResult> UploadPartCopy(const s3::UploadPartCopyParams& p) override;
+  Result<s3::CompleteMultipartUploadResult> CompleteMultipartUpload(
+      const s3::CompleteMultipartUploadParams& p) override;
+  Status AbortMultipartUpload(const s3::AbortMultipartUploadParams& p) override;
+  Result<s3::ListMultipartUploadsResult> ListMultipartUploads(
+      const s3::ListMultipartUploadsParams& p) override;
+  Result<s3::ListObjectsV2Result> ListObjectsV2(const s3::ListObjectsV2Params& p) override;
+  Result<s3::ListBucketsResult> ListBuckets() override;
+  Status DeleteObject(const s3::DeleteObjectParams& p) override;
+  Result<s3::DeleteObjectsResult> DeleteObjects(const s3::DeleteObjectsParams& p) override;
+  Result<s3::CopyObjectResult> CopyObject(const s3::CopyObjectParams& p) override;
+  Status CreateBucket(const s3::CreateBucketParams& p) override;
+
+ private:
+  struct Upload {
+    std::string bucket, key;
+    std::map<int, std::string> parts;  // number -> data
+  };
+  using Bucket = std::map<std::string, Object>;
+
+  // Counts the call; returns an injected failure if one is armed. REQUIRES mu_.
+  std::optional<Error> Enter(const std::string& op);
+  Result<Bucket*> FindBucket(const std::string& bucket);
+  Object& Store(Bucket& b, const std::string& key, std::string data);
+
+  mutable std::mutex mu_;
+  std::map<std::string, Bucket> buckets_;
+  std::map<std::string, Upload> uploads_;
+  std::map<std::string, int> calls_;
+  std::map<std::string, int> fail_next_;
+  int next_etag_ = 1;
+  int next_upload_ = 1;
+};
+
+}  // namespace bucketfs::fs::testing
