@@ -370,6 +370,36 @@ TEST_F(ObjectClientTest, CompleteIsNotBlindlyRetriedOn5xx) {
   EXPECT_EQ(fake_.request_count(), 1u);
 }
 
+TEST_F(ObjectClientTest, CompleteNoSuchUploadAfterAmbiguousAttemptSaysSo) {
+  fake_.AddResponse("POST", "/bkt/k?uploadId=U",
+                    FakeResponse{200, {}, "<Error><Code>InternalError</Code></Error>"});
+  fake_.AddResponse("POST", "/bkt/k?uploadId=U",
+                    FakeResponse{404, {}, "<Error><Code>NoSuchUpload</Code></Error>"});
+  auto r = client_->CompleteMultipartUpload({"bkt", "k", "U", {{1, "\"a\""}}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, "NoSuchUpload");
+  EXPECT_NE(r.error().message.find("may have completed"), std::string::npos);
+  EXPECT_EQ(fake_.request_count(), 2u);
+}
+
+TEST_F(ObjectClientTest, CompleteHtmlPageWith200IsMalformedNotRetried) {
+  fake_.AddResponse("POST", "/bkt/k?uploadId=U",
+                    FakeResponse{200, {}, "<html><body>gateway says hi</body></html>"});
+  auto r = client_->CompleteMultipartUpload({"bkt", "k", "U", {{1, "\"a\""}}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, "MalformedResponse");
+  EXPECT_EQ(fake_.request_count(), 1u);
+}
+
+TEST_F(ObjectClientTest, CompleteGivesUpAfterMaxAttemptsOfErrorsInside200) {
+  fake_.AddResponse("POST", "/bkt/k?uploadId=U",
+                    FakeResponse{200, {}, "<Error><Code>SlowDown</Code></Error>"});
+  auto r = client_->CompleteMultipartUpload({"bkt", "k", "U", {{1, "\"a\""}}});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, "SlowDown");
+  EXPECT_EQ(fake_.request_count(), 3u);  // max_attempts
+}
+
 TEST_F(ObjectClientTest, CompleteRejectsBadPartLists) {
   EXPECT_EQ(client_->CompleteMultipartUpload({"bkt", "k", "U", {}}).error().errno_value, EINVAL);
   EXPECT_EQ(
