@@ -12,9 +12,12 @@
 #include <atomic>
 #include <charconv>
 #include <future>
+#include <map>
 #include <mutex>
 #include <thread>
 #include <vector>
+
+#include "s3/s3_executor.h"
 
 namespace bucketfs::s3 {
 namespace {
@@ -22,6 +25,15 @@ namespace {
 using namespace std::chrono_literals;
 
 char PatternByte(size_t i) { return static_cast<char>('A' + (i * 13 + i / 4093) % 26); }
+
+struct Req {
+  std::string method, path, body;
+  std::map<std::string, std::string> headers;  // names lowercased
+  std::string Header(const std::string& name) const {
+    auto it = headers.find(name);
+    return it == headers.end() ? "-" : it->second;
+  }
+};
 
 class LoopbackServer {
  public:
@@ -56,6 +68,7 @@ class LoopbackServer {
     return "http://127.0.0.1:" + std::to_string(port_) + path;
   }
   int accepts() const { return accepts_.load(); }
+  int port() const { return port_; }
 
  private:
   void AcceptLoop() {
@@ -98,8 +111,10 @@ class LoopbackServer {
       const std::string method = head.substr(0, head.find(' '));
       const size_t p0 = head.find(' ') + 1;
       const std::string path = head.substr(p0, head.find(' ', p0) - p0);
+      Req req;
+      req.method = method;
+      req.path = path;
       size_t content_length = 0;
-      std::string content_type = "-", expect = "-";
       for (size_t pos = head.find("\r\n") + 2; pos < head.size();) {
         const size_t eol = head.find("\r\n", pos);
         const std::string line = head.substr(pos, eol - pos);
@@ -110,8 +125,7 @@ class LoopbackServer {
         std::string value = line.substr(colon + 1);
         while (!value.empty() && value.front() == ' ') value.erase(0, 1);
         if (name == "content-length") content_length = std::stoul(value);
-        if (name == "content-type") content_type = value;
-        if (name == "expect") expect = value;
+        req.headers[name] = value;
       }
       while (in.size() < content_length) {
         ssize_t n = recv(fd, buf, sizeof(buf), 0);
@@ -119,9 +133,9 @@ class LoopbackServer {
         in.append(buf, static_cast<size_t>(n));
       }
       if (in.size() < content_length) break;
-      const std::string body = in.substr(0, content_length);
+      req.body = in.substr(0, content_length);
       in.erase(0, content_length);
-      if (!Respond(fd, method, path, body, content_type, expect)) break;
+      if (!Respond(fd, req)) break;
     }
     shutdown(fd, SHUT_RDWR);  // closed in the destructor
   }
@@ -132,8 +146,8 @@ class LoopbackServer {
   }
 
   // False closes the connection.
-  bool Respond(int fd, const std::string& method, const std::string& path, const std::string& body,
-               const std::string& content_type, const std::string& expect) {
+  bool Respond(int fd, const Req& req) {
+    const std::string& path = req.path;
     if (path == "/hello") return SendAll(fd, Ok("hello world", "X-Test: a b \r\n"));
     if (path.starts_with("/bytes/")) {
       size_t n = 0;
@@ -146,9 +160,9 @@ class LoopbackServer {
       return SendAll(fd, "HTTP/1.1 200 OK\r\nContent-Length: 1234\r\nETag: \"h\"\r\n\r\n");
     }
     if (path == "/echo") {
-      return SendAll(fd, Ok(method + " " + std::to_string(body.size()) + " " +
-                            std::to_string(std::hash<std::string>()(body)) + " ct=" + content_type +
-                            " expect=" + expect));
+      return SendAll(fd, Ok(req.method + " " + std::to_string(req.body.size()) + " " +
+                            std::to_string(std::hash<std::string>()(req.body)) + " ct=" +
+                            req.Header("content-type") + " expect=" + req.Header("expect")));
     }
     if (path == "/status/503") {
       return SendAll(fd,
@@ -164,13 +178,51 @@ class LoopbackServer {
       for (int i = 0; i < 100 && !stop_; ++i) std::this_thread::sleep_for(50ms);
       return false;
     }
+    if (path == "/b/flaky") return Flaky(fd, req);
     return SendAll(fd, "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
+  }
+
+  // A 1 MB object with ETag "f1" honouring "Range: bytes=a-b" / "bytes=a-".
+  // The first request gets the full Content-Length but only 300000 bytes
+  // before the connection closes; the second one stalls after 1000 bytes.
+  bool Flaky(int fd, const Req& req) {
+    constexpr size_t kSize = 1000000;
+    const int n = flaky_calls_++;
+    if (req.Header("if-match") != "-" && req.Header("if-match") != "\"f1\"") {
+      return SendAll(fd, "HTTP/1.1 412 Precondition Failed\r\nContent-Length: 0\r\n\r\n");
+    }
+    size_t first = 0, last = kSize - 1;
+    const std::string range = req.Header("range");
+    std::string status = "200 OK", extra;
+    if (range.starts_with("bytes=")) {
+      const size_t dash = range.find('-');
+      first = std::stoul(range.substr(6, dash - 6));
+      if (dash + 1 < range.size()) last = std::min(last, std::stoul(range.substr(dash + 1)));
+      status = "206 Partial Content";
+      extra = "Content-Range: bytes " + std::to_string(first) + "-" + std::to_string(last) + "/" +
+              std::to_string(kSize) + "\r\n";
+    }
+    std::string data;
+    for (size_t i = first; i <= last; ++i) data.push_back(PatternByte(i));
+    std::string head = "HTTP/1.1 " + status + "\r\nETag: \"f1\"\r\n" + extra +
+                       "Content-Length: " + std::to_string(data.size()) + "\r\n\r\n";
+    if (n == 0) {
+      SendAll(fd, head + data.substr(0, 300000));
+      return false;
+    }
+    if (n == 1) {
+      SendAll(fd, head + data.substr(0, 1000));
+      for (int i = 0; i < 100 && !stop_; ++i) std::this_thread::sleep_for(50ms);
+      return false;
+    }
+    return SendAll(fd, head + data);
   }
 
   int listen_fd_ = -1;
   int port_ = 0;
   std::atomic<bool> stop_{false};
   std::atomic<int> accepts_{0};
+  std::atomic<int> flaky_calls_{0};
   std::thread acceptor_;
   std::mutex mu_;
   std::vector<int> conns_;
@@ -364,6 +416,40 @@ TEST_F(CurlTransportTest, DestructionCompletesPendingWithShutdown) {
   Status s = Wait(c);
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error().code, "Shutdown");
+}
+
+// The executor over the real transport: a connection cut mid-body and a
+// stalled body are both resumed, and the caller gets exactly the object.
+TEST_F(CurlTransportTest, ExecutorResumesRealTruncationAndStall) {
+  Endpoint ep;
+  ep.scheme = "http";
+  ep.host = "127.0.0.1";
+  ep.port = server_.port();
+  ep.path_style = true;
+  ClientConfig config;
+  config.backoff_base = 1ms;
+  config.backoff_max = 5ms;
+  config.low_speed_time = 1s;
+  config.low_speed_bytes_per_sec = 1000;
+  S3Executor exec(*transport_, ep, nullptr, config);
+  class Sink : public BodySink {
+   public:
+    Status Write(uint64_t offset, std::span<const std::byte> d) override {
+      if (offset != data.size()) return MakeError(EIO, "OutOfOrder", "gap or overlap");
+      data.append(reinterpret_cast<const char*>(d.data()), d.size());
+      return Status::Ok();
+    }
+    std::string data;
+  };
+  auto sink = std::make_shared<Sink>();
+  S3Request req{.method = "GET", .bucket = "b", .key = "flaky"};
+  Result<S3Response> r = exec.ExecuteSync(req, sink);
+  ASSERT_TRUE(r.ok()) << r.error().ToString();
+  EXPECT_EQ(r->attempts, 3);
+  ASSERT_EQ(sink->data.size(), 1000000u);
+  bool same = true;
+  for (size_t i = 0; i < sink->data.size() && same; ++i) same = sink->data[i] == PatternByte(i);
+  EXPECT_TRUE(same);
 }
 
 TEST(CurlTransportConfig, UnreadableCaBundleIsAnError) {
