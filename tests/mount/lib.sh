@@ -1,0 +1,179 @@
+# Shared helpers of the mount end-to-end tests (sourced, not run).
+#
+# Each test script starts its own S3 server (s3rver or s3sim) on a free
+# loopback port in a temporary directory, mounts with the built bucketfs
+# binary, and always unmounts and stops everything in an EXIT trap. Every
+# command that touches a mount runs under `timeout`, so a hung mount fails
+# the test instead of blocking CI.
+#
+# Environment: BUCKETFS (the binary), S3SIM (the s3sim binary; the s3sim
+# variant is skipped without it). Exit status 77 means "skipped".
+
+set -euo pipefail
+
+E2E_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+REPO_ROOT="$(cd "$E2E_DIR/../.." && pwd)"
+SERVER="${1:-s3rver}"
+BUCKETFS="${BUCKETFS:-}"
+S3SIM="${S3SIM:-}"
+SKIP=77
+
+TMP="$(mktemp -d /tmp/bucketfs-e2e.XXXXXX)"
+MOUNTS=()
+PIDS=()
+FAILURES=0
+
+cleanup() {
+  local m
+  for m in "${MOUNTS[@]+"${MOUNTS[@]}"}"; do
+    if mountpoint -q "$m" 2>/dev/null || grep -q " $m " /proc/mounts; then
+      timeout 20 fusermount3 -u "$m" 2>/dev/null || fusermount3 -uz "$m" 2>/dev/null || true
+    fi
+  done
+  local p
+  for p in "${PIDS[@]+"${PIDS[@]}"}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${PIDS[@]+"${PIDS[@]}"}"; do
+    timeout 10 tail --pid="$p" -f /dev/null 2>/dev/null || kill -9 "$p" 2>/dev/null || true
+  done
+  rm -rf "$TMP" 2>/dev/null || true
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+skip() { echo "SKIP: $*"; exit "$SKIP"; }
+log() { echo "== $*"; }
+
+# check NAME COMMAND...: runs the command (under a timeout), records the result.
+check() {
+  local name="$1"; shift
+  if timeout 120 "$@"; then
+    echo "ok   $name"
+  else
+    echo "FAIL $name"
+    FAILURES=$((FAILURES + 1))
+  fi
+}
+
+# expect_errno NAME ERRNO_NAME COMMAND...: the command must fail, and its
+# stderr must carry strerror(ERRNO) (e.g. EPERM -> "Operation not permitted").
+expect_errno() {
+  local name="$1" errname="$2"; shift 2
+  local text
+  text=$(python3 -c "import errno,os,sys; print(os.strerror(getattr(errno, sys.argv[1])))" "$errname")
+  local out status=0
+  out=$(timeout 60 "$@" 2>&1) || status=$?
+  if [[ $status -ne 0 && "$out" == *"$text"* ]]; then
+    echo "ok   $name ($errname)"
+  else
+    echo "FAIL $name: expected $errname ($text), got status $status: $out"
+    FAILURES=$((FAILURES + 1))
+  fi
+}
+
+finish() {
+  if [[ $FAILURES -gt 0 ]]; then
+    echo "$FAILURES check(s) failed"
+    for f in "$TMP"/*.log; do
+      [[ -f "$f" ]] || continue
+      echo "--- tail of $f"; tail -n 30 "$f"
+    done
+    exit 1
+  fi
+  echo "all checks passed"
+  exit 0
+}
+
+find_bucketfs() {
+  if [[ -z "$BUCKETFS" ]]; then
+    local c
+    for c in "$REPO_ROOT"/build/mount-tools/bucketfs "$REPO_ROOT"/build-*/mount-tools/bucketfs; do
+      [[ -x "$c" ]] && { BUCKETFS="$c"; break; }
+    done
+  fi
+  [[ -x "$BUCKETFS" ]] || { echo "bucketfs binary not found (set BUCKETFS)"; exit 1; }
+}
+
+require_env() {
+  find_bucketfs
+  [[ -e /dev/fuse ]] || skip "/dev/fuse is missing"
+  command -v fusermount3 >/dev/null || skip "fusermount3 is missing"
+  python3 -c "import boto3" 2>/dev/null || skip "python3-boto3 is missing (apt-get install python3-boto3)"
+}
+
+wait_for() {  # wait_for SECONDS COMMAND...
+  local deadline=$((SECONDS + $1)); shift
+  until "$@" 2>/dev/null; do
+    [[ $SECONDS -lt $deadline ]] || return 1
+    sleep 0.1
+  done
+}
+
+# start_server [s3sim args...]: starts $SERVER, exports S3_ENDPOINT and the
+# credentials it accepts (also as AWS_* for bucketfs and boto3).
+start_server() {
+  export AWS_REGION=us-east-1
+  unset AWS_PROFILE AWS_SESSION_TOKEN AWS_ENDPOINT_URL 2>/dev/null || true
+  export AWS_CONFIG_FILE="$TMP/no-config" AWS_SHARED_CREDENTIALS_FILE="$TMP/no-credentials"
+  case "$SERVER" in
+    s3rver)
+      local bin="$REPO_ROOT/tests/node_modules/.bin/s3rver"
+      [[ -x "$bin" ]] || skip "s3rver is not installed (run mount-tools/install-deps.sh)"
+      mkdir -p "$TMP/s3rver"
+      NODE_OPTIONS=--openssl-legacy-provider "$bin" -d "$TMP/s3rver" -a 127.0.0.1 -p 0 \
+        --silent >"$TMP/server.log" 2>&1 &
+      PIDS+=($!)
+      local port=""
+      local deadline=$((SECONDS + 30))
+      while [[ -z "$port" && $SECONDS -lt $deadline ]]; do
+        port=$(ss -ltnpH 2>/dev/null | grep "pid=${PIDS[-1]}," | grep -oE '127\.0\.0\.1:[0-9]+' |
+               head -1 | cut -d: -f2 || true)
+        [[ -n "$port" ]] || sleep 0.2
+      done
+      [[ -n "$port" ]] || { echo "s3rver did not start:"; cat "$TMP/server.log"; exit 1; }
+      export S3_ENDPOINT="http://127.0.0.1:$port"
+      export AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=S3RVER
+      ;;
+    s3sim)
+      [[ -n "$S3SIM" && -x "$S3SIM" ]] || {
+        local c
+        for c in "$REPO_ROOT"/build/tests/s3sim/s3sim "$REPO_ROOT"/build-*/tests/s3sim/s3sim; do
+          [[ -x "$c" ]] && { S3SIM="$c"; break; }
+        done
+      }
+      [[ -n "$S3SIM" && -x "$S3SIM" ]] || skip "s3sim is not built (target s3sim)"
+      "$S3SIM" --port 0 --port-file "$TMP/s3sim.port" --access-key e2ekey --secret-key e2esecret \
+        "$@" >"$TMP/server.log" 2>&1 &
+      PIDS+=($!)
+      wait_for 60 test -s "$TMP/s3sim.port" || { echo "s3sim did not start:"; cat "$TMP/server.log"; exit 1; }
+      export S3_ENDPOINT="http://127.0.0.1:$(cat "$TMP/s3sim.port")"
+      export AWS_ACCESS_KEY_ID=e2ekey AWS_SECRET_ACCESS_KEY=e2esecret
+      ;;
+    *) echo "unknown server '$SERVER' (s3rver or s3sim)"; exit 2 ;;
+  esac
+  echo "server $SERVER at $S3_ENDPOINT"
+}
+
+s3() { timeout 120 python3 "$E2E_DIR/s3util.py" "$@"; }
+
+# mount_bucket MOUNTPOINT SOURCE [bucketfs options...]: mounts (detached)
+# and registers the mountpoint for cleanup. Returns bucketfs's status.
+mount_bucket() {
+  local mnt="$1" source="$2"; shift 2
+  mkdir -p "$mnt"
+  MOUNTS+=("$mnt")
+  timeout 60 "$BUCKETFS" "$source" "$mnt" --endpoint-url "$S3_ENDPOINT" --force-path-style \
+    --log-file "$TMP/bucketfs-$(basename "$mnt").log" --log-level debug "$@"
+}
+
+# unmount MOUNTPOINT: unmounts and waits until the daemon has finished
+# (uploads flushed), so the bucket can be inspected afterwards.
+unmount() {
+  local mnt="$1"
+  local pid
+  pid=$(pgrep -f -- "$BUCKETFS .* $mnt( |$)" | head -1 || true)
+  timeout 30 fusermount3 -u "$mnt" || { fusermount3 -uz "$mnt" || true; return 1; }
+  if [[ -n "$pid" ]]; then timeout 30 tail --pid="$pid" -f /dev/null || return 1; fi
+}
+
+# sums DIR: "sha256  relative/path" for every file, sorted.
+sums() { (cd "$1" && find . -type f -print0 | sort -z | xargs -0 -r sha256sum); }
