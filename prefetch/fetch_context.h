@@ -4,6 +4,7 @@
 // totals them (metrics). Internal to prefetch/.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -39,6 +40,9 @@ struct FetchContext {
   std::shared_ptr<MemoryBudget> budget;
   std::shared_ptr<RangeSource> source;
   std::shared_ptr<FetchTracker> tracker;
+  // Readers with a sequential stream; each may keep at most a fair share of
+  // the budget scheduled ahead of it, so one fast reader cannot starve others.
+  mutable std::atomic<int> active_streams{0};
 };
 
 // Starts the fetch that fills `part`; `after(part, status)` runs once it is

@@ -38,6 +38,13 @@ void ReaderCore::ReadAsync(uint64_t offset, uint64_t size, ReadCallback done) {
       }
       in_flight_ += static_cast<int>(plan.to_fetch.size());
       any_read_ = true;
+      ++stats_.reads;
+      for (const auto& p : plan.needed) {
+        if (!p->done()) {
+          ++stats_.waited_reads;
+          break;
+        }
+      }
     }
   }
   // Callbacks and the source run without mu_ (either may re-enter the reader).
@@ -91,9 +98,9 @@ void ReaderCore::PlanSequential(uint64_t o, uint64_t e, Plan& plan) {
   const uint64_t high = std::max(frontier_, stream_pos_) + cfg_.max_forward_skip;
   if (o < low || o > high) {
     // A seek: drop the stream (parts in flight finish and are discarded).
+    LeaveStream();
     seq_parts_.clear();
     window_ = cfg_.initial_window;
-    mode_ = Mode::kRandom;
     ++stats_.seeks;
     run_ = 1;
     last_end_ = e;
@@ -152,6 +159,7 @@ void ReaderCore::PlanBlock(uint64_t o, uint64_t e, Plan& plan) {
 }
 
 void ReaderCore::StartStream(uint64_t from) {
+  if (mode_ != Mode::kSequential) ctx_->active_streams.fetch_add(1, std::memory_order_relaxed);
   mode_ = Mode::kSequential;
   seq_parts_.clear();
   stream_pos_ = from;
@@ -160,6 +168,19 @@ void ReaderCore::StartStream(uint64_t from) {
   window_ = cfg_.initial_window;
   next_grow_ = from + window_ / 2;
   ++stats_.stream_starts;
+}
+
+void ReaderCore::LeaveStream() {
+  if (mode_ == Mode::kSequential) ctx_->active_streams.fetch_sub(1, std::memory_order_relaxed);
+  mode_ = Mode::kRandom;
+}
+
+uint64_t ReaderCore::AheadCap() const {
+  const uint64_t streams =
+      static_cast<uint64_t>(std::max(ctx_->active_streams.load(std::memory_order_relaxed), 1));
+  const uint64_t fair = ctx_->budget->limit() / streams;
+  const uint64_t reserve = cfg_.part_size;  // the part kept behind the reader
+  return std::max(fair > reserve ? fair - reserve : 0, cfg_.part_size);
 }
 
 void ReaderCore::ReleaseBehind() {
@@ -220,9 +241,11 @@ void ReaderCore::EnsureCovered(uint64_t o, uint64_t e, Plan& plan) {
 
 void ReaderCore::FillWindow(std::vector<PartPtr>& to_fetch) {
   const uint64_t target = std::min(object_.size, read_end_ + window_);
+  const uint64_t cap = AheadCap();
   int in_flight = in_flight_ + static_cast<int>(to_fetch.size());
   while (frontier_ < target && in_flight < cfg_.max_parts_in_flight) {
     const uint64_t len = std::min(StreamPartLen(), object_.size - frontier_);
+    if (frontier_ - std::min(frontier_, stream_pos_) >= cap) break;  // fair share reached
     PartPtr p = NewPart(frontier_, len, /*demand=*/false);
     if (!p) break;  // backpressure: resume on a later read or completion
     seq_parts_.emplace(frontier_, p);
@@ -331,6 +354,7 @@ void ReaderCore::Close() {
   PartPtr whole;
   {
     std::lock_guard lock(mu_);
+    if (!closed_) LeaveStream();
     closed_ = true;
     seq.swap(seq_parts_);
     blocks.swap(blocks_);

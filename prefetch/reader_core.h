@@ -12,6 +12,8 @@
 //                flight. Reads inside [stream_pos - backward_tolerance,
 //                frontier + max_forward_skip] keep the stream; parts wholly
 //                behind the stream position are released except the last one.
+//                Each stream keeps at most its fair share of the budget
+//                (limit / active streams, minus one part) scheduled ahead.
 //  - random:     after a seek. Each read is served by one block of at least
 //                random_floor bytes (aligned when the read fits in one aligned
 //                block); the last random_cache_blocks blocks are kept. Runs of
@@ -61,6 +63,7 @@ class ReaderCore : public std::enable_shared_from_this<ReaderCore> {
   void PlanStreamRead(uint64_t o, uint64_t e, Plan& plan);
   void PlanBlock(uint64_t o, uint64_t e, Plan& plan);
   void StartStream(uint64_t from);
+  void LeaveStream();  // sequential -> random or closed
   void ReleaseBehind();
   bool SeqCovers(uint64_t o, uint64_t e) const;
   void EnsureCovered(uint64_t o, uint64_t e, Plan& plan);
@@ -69,6 +72,7 @@ class ReaderCore : public std::enable_shared_from_this<ReaderCore> {
   // others return null when it refuses.
   PartPtr NewPart(uint64_t offset, uint64_t len, bool demand);
   uint64_t StreamPartLen() const;
+  uint64_t AheadCap() const;  // fair share of the budget ahead of this stream
 
   // Without mu_.
   void Issue(std::vector<PartPtr>& to_fetch);

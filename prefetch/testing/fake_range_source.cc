@@ -21,6 +21,16 @@ std::vector<std::byte> PatternBytes(uint64_t size, uint64_t seed) {
   return out;
 }
 
+std::shared_ptr<const std::vector<std::byte>> SharedPattern(uint64_t size, uint64_t seed) {
+  static std::mutex mu;
+  static std::map<std::pair<uint64_t, uint64_t>, std::shared_ptr<const std::vector<std::byte>>>
+      cache;
+  std::lock_guard lock(mu);
+  auto& slot = cache[{size, seed}];
+  if (!slot) slot = std::make_shared<const std::vector<std::byte>>(PatternBytes(size, seed));
+  return slot;
+}
+
 FakeRangeSource::FakeRangeSource() : timer_([this] { TimerLoop(); }) {}
 
 FakeRangeSource::~FakeRangeSource() {
@@ -37,10 +47,15 @@ FakeRangeSource::~FakeRangeSource() {
 
 ObjectVersion FakeRangeSource::Put(const std::string& bucket, const std::string& key,
                                    std::vector<std::byte> data, const std::string& etag) {
-  ObjectVersion v{bucket, key, etag, data.size()};
+  return Put(bucket, key, std::make_shared<const std::vector<std::byte>>(std::move(data)), etag);
+}
+
+ObjectVersion FakeRangeSource::Put(const std::string& bucket, const std::string& key,
+                                   std::shared_ptr<const std::vector<std::byte>> data,
+                                   const std::string& etag) {
+  ObjectVersion v{bucket, key, etag, data->size()};
   std::lock_guard lock(mu_);
-  objects_[bucket + "/" + key] =
-      Stored{etag, std::make_shared<const std::vector<std::byte>>(std::move(data))};
+  objects_[bucket + "/" + key] = Stored{etag, std::move(data)};
   return v;
 }
 

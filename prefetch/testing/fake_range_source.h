@@ -26,6 +26,8 @@ namespace bucketfs::prefetch::testing {
 
 // Deterministic bytes: byte i of a pattern depends on i and the seed.
 std::vector<std::byte> PatternBytes(uint64_t size, uint64_t seed);
+// The same, computed once per (size, seed) and shared (tests reuse large objects).
+std::shared_ptr<const std::vector<std::byte>> SharedPattern(uint64_t size, uint64_t seed);
 
 class FakeRangeSource : public RangeSource {
  public:
@@ -43,6 +45,9 @@ class FakeRangeSource : public RangeSource {
   // Stores (or replaces) an object; returns the version readers should open.
   ObjectVersion Put(const std::string& bucket, const std::string& key, std::vector<std::byte> data,
                     const std::string& etag);
+  // Same, sharing the bytes with the caller (large objects, no copy).
+  ObjectVersion Put(const std::string& bucket, const std::string& key,
+                    std::shared_ptr<const std::vector<std::byte>> data, const std::string& etag);
 
   void SetLatency(std::chrono::microseconds latency);
   void SetPaused(bool paused);
