@@ -207,13 +207,21 @@ class Worker {
   }
 
   ~Worker() {
+    RequestStop();
+    Join();
+  }
+
+  // Stopping is two-phase so that no worker is destroyed while another one's
+  // completions may still Submit into it: first all stop, then all join.
+  void RequestStop() {
     {
       std::lock_guard<std::mutex> lock(mu_);
       stop_ = true;
     }
-    if (!thread_.joinable()) return;
-    curl_multi_wakeup(multi_.get());
-    thread_.join();
+    if (thread_.joinable()) curl_multi_wakeup(multi_.get());
+  }
+  void Join() {
+    if (thread_.joinable()) thread_.join();
   }
 
   bool ok() const { return multi_ != nullptr; }
@@ -455,6 +463,11 @@ class CurlTransport : public HttpTransport {
     n = std::max(n, 2);
     const long per_thread = std::max<long>(1, options_.max_connections / n);
     for (int i = 0; i < n; ++i) workers_.push_back(std::make_unique<Worker>(options_, per_thread));
+  }
+
+  ~CurlTransport() override {
+    for (auto& w : workers_) w->RequestStop();
+    for (auto& w : workers_) w->Join();
   }
 
   bool ok() const {

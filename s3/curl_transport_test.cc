@@ -240,6 +240,7 @@ class Collector : public HttpResponseHandler {
   bool OnBody(std::span<const std::byte> c) override {
     if (headers_calls != 1) order_ok = false;
     body.append(reinterpret_cast<const char*>(c.data()), c.size());
+    got_body = true;
     return !refuse_body;
   }
   void OnComplete(Status s) override { done.set_value(std::move(s)); }
@@ -248,6 +249,7 @@ class Collector : public HttpResponseHandler {
   int headers_calls = 0;
   bool order_ok = true;
   bool refuse_body = false;
+  std::atomic<bool> got_body{false};  // polled by the test thread
   HttpHeaders headers;
   std::string body;
   std::promise<Status> done;
@@ -411,11 +413,15 @@ TEST_F(CurlTransportTest, DelayedSubmitWaits) {
 }
 
 TEST_F(CurlTransportTest, DestructionCompletesPendingWithShutdown) {
-  auto c = Send(Get("/hello"), 60s);
+  auto delayed = Send(Get("/hello"), 60s);
+  auto in_flight = Send(Get("/stall"));
+  while (!in_flight->got_body) std::this_thread::sleep_for(5ms);  // body started
   transport_.reset();
-  Status s = Wait(c);
-  ASSERT_FALSE(s.ok());
-  EXPECT_EQ(s.error().code, "Shutdown");
+  for (auto& c : {delayed, in_flight}) {
+    Status s = Wait(c);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.error().code, "Shutdown");
+  }
 }
 
 // The executor over the real transport: a connection cut mid-body and a
