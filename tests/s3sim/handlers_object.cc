@@ -1,5 +1,7 @@
 // GetObject / HeadObject, PutObject, CopyObject, DeleteObject.
+#include <ctime>
 #include <memory>
+#include <optional>
 
 #include "tests/s3sim/handlers.h"
 #include "tests/s3sim/range.h"
@@ -21,6 +23,27 @@ bool EtagListMatches(std::string_view list, std::string_view etag) {
     pos = comma + 1;
   }
   return false;
+}
+
+std::optional<std::time_t> ParseHttpDate(const std::string& s) {
+  std::tm tm{};
+  const char* end = strptime(s.c_str(), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+  if (end == nullptr || *end != '\0') return std::nullopt;
+  return timegm(&tm);
+}
+
+// If-Unmodified-Since / If-Modified-Since as S3 applies them: 412, 304, or
+// nullopt (go on). An ETag condition present takes precedence over its date
+// counterpart.
+std::optional<int> DateConditions(const S3Request& r, std::time_t mtime, bool has_if_match,
+                                  bool has_if_none_match) {
+  if (const std::string* ius = r.Header("if-unmodified-since"); ius && !has_if_match) {
+    if (auto t = ParseHttpDate(*ius); t && mtime > *t) return 412;
+  }
+  if (const std::string* ims = r.Header("if-modified-since"); ims && !has_if_none_match) {
+    if (auto t = ParseHttpDate(*ims); t && mtime <= *t) return 304;
+  }
+  return std::nullopt;
 }
 
 void AddObjectHeaders(HttpResponse& resp, const Object& obj) {
@@ -87,6 +110,19 @@ HttpResponse HandleGetObject(Store& store, const S3Request& r) {
     resp.AddHeader("Last-Modified", HttpDate(obj->mtime));
     return resp;
   }
+  if (auto status = DateConditions(r, obj->mtime, r.Header("if-match") != nullptr,
+                                   r.Header("if-none-match") != nullptr)) {
+    if (status == 412) {
+      return ErrorResponse({412, "PreconditionFailed",
+                            "At least one of the pre-conditions you specified did not hold"},
+                           r);
+    }
+    HttpResponse resp;
+    resp.status = 304;
+    resp.AddHeader("ETag", obj->etag);
+    resp.AddHeader("Last-Modified", HttpDate(obj->mtime));
+    return resp;
+  }
   const uint64_t size = obj->data->size();
   HttpResponse resp;
   resp.data = obj->data;
@@ -109,6 +145,20 @@ HttpResponse HandleGetObject(Store& store, const S3Request& r) {
     }
   }
   AddObjectHeaders(resp, *obj);
+  // response-* query parameters override the stored representation headers.
+  static constexpr std::pair<const char*, const char*> kOverrides[] = {
+      {"response-content-type", "Content-Type"},
+      {"response-content-disposition", "Content-Disposition"},
+      {"response-content-encoding", "Content-Encoding"},
+      {"response-content-language", "Content-Language"},
+      {"response-cache-control", "Cache-Control"},
+      {"response-expires", "Expires"}};
+  for (const auto& [param, header] : kOverrides) {
+    if (!r.Has(param)) continue;
+    std::string lower = ToLower(header);
+    std::erase_if(resp.headers, [&](const auto& h) { return ToLower(h.first) == lower; });
+    resp.AddHeader(header, r.Q(param));
+  }
   return resp;
 }
 

@@ -55,6 +55,15 @@ expect_error("NoSuchBucket", s3.get_object, Bucket="nobucket", Key="x")
 expect_error("PreconditionFailed", s3.get_object, Bucket="smoke", Key="a/b/c.txt", IfMatch='"00"')
 expect_error("304", s3.get_object, Bucket="smoke", Key="a/b/c.txt", IfNoneMatch=r["ETag"])
 s3.get_object(Bucket="smoke", Key="a/b/c.txt", IfMatch=r["ETag"])
+import datetime  # noqa: E402
+past = datetime.datetime(2000, 1, 1, tzinfo=datetime.timezone.utc)
+future = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=1)
+expect_error("304", s3.get_object, Bucket="smoke", Key="a/b/c.txt", IfModifiedSince=future)
+expect_error("PreconditionFailed", s3.get_object, Bucket="smoke", Key="a/b/c.txt",
+             IfUnmodifiedSince=past)
+s3.get_object(Bucket="smoke", Key="a/b/c.txt", IfModifiedSince=past, IfUnmodifiedSince=future)
+assert s3.get_object(Bucket="smoke", Key="a/b/c.txt",
+                     ResponseContentType="text/x-test")["ContentType"] == "text/x-test"
 
 # Keys with odd characters (signing and listing must agree).
 odd = ["sp ace/x", "plus+key", "uni/\u00e9t\u00e9", "q?mark", "pct%20", "tilde~/a=b&c"]
