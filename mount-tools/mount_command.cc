@@ -55,7 +55,6 @@ int Serve(const MountOptions& options, const s3::ClientConfig& client_config, co
   int code = fs::RunFuseSession(client, options.fs, options.fuse, [&](Status result) {
     if (result.ok()) {
       mounted = true;
-      spdlog::info("mounted {}", Describe(options));
       report(result);
       return;
     }
@@ -64,10 +63,10 @@ int Serve(const MountOptions& options, const s3::ClientConfig& client_config, co
     spdlog::error("{}", e.message);
     report(e);
   });
-  spdlog::info("{} {} (exit status {})", mounted ? "unmounted" : "did not mount", Describe(options),
-               code);
-  FlushLogging();
   if (!mounted && code == 0) code = 1;
+  spdlog::log(code == 0 ? spdlog::level::info : spdlog::level::warn,
+              "bucketfs exits with status {}", code);
+  FlushLogging();
   return code;
 }
 
