@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 
+#include "prefetch/buffer_pool.h"
 #include "prefetch/memory_budget.h"
 #include "prefetch/part.h"
 #include "prefetch/prefetch_config.h"
@@ -40,6 +41,7 @@ struct FetchContext {
   std::shared_ptr<MemoryBudget> budget;
   std::shared_ptr<RangeSource> source;
   std::shared_ptr<FetchTracker> tracker;
+  std::shared_ptr<BufferPool> pool;  // part_size buffers for reuse
   // Readers with a sequential stream; each may keep at most a fair share of
   // the budget scheduled ahead of it, so one fast reader cannot starve others.
   mutable std::atomic<int> active_streams{0};

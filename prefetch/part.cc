@@ -6,14 +6,17 @@
 
 namespace bucketfs::prefetch {
 
-Part::Part(uint64_t offset, uint64_t size, std::shared_ptr<MemoryBudget> budget)
+Part::Part(uint64_t offset, uint64_t size, std::shared_ptr<MemoryBudget> budget,
+           std::shared_ptr<BufferPool> pool)
     : offset_(offset),
       size_(size),
       budget_(std::move(budget)),
+      pool_(std::move(pool)),
       // Uninitialised on purpose: the fetch overwrites every byte.
-      data_(std::make_unique_for_overwrite<std::byte[]>(size)) {}
+      data_(pool_ ? pool_->Get(size) : std::make_unique_for_overwrite<std::byte[]>(size)) {}
 
 Part::~Part() {
+  if (pool_) pool_->Put(std::move(data_), size_);
   if (budget_) budget_->Release(size_);
 }
 

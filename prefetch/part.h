@@ -18,6 +18,7 @@
 #include <span>
 #include <vector>
 
+#include "prefetch/buffer_pool.h"
 #include "prefetch/memory_budget.h"
 #include "s3/result.h"
 
@@ -25,8 +26,10 @@ namespace bucketfs::prefetch {
 
 class Part {
  public:
-  // Takes over a reservation of `size` bytes already made on `budget`.
-  Part(uint64_t offset, uint64_t size, std::shared_ptr<MemoryBudget> budget);
+  // Takes over a reservation of `size` bytes already made on `budget`. The
+  // buffer comes from `pool` (may be null) and goes back to it.
+  Part(uint64_t offset, uint64_t size, std::shared_ptr<MemoryBudget> budget,
+       std::shared_ptr<BufferPool> pool = nullptr);
   ~Part();
   Part(const Part&) = delete;
   Part& operator=(const Part&) = delete;
@@ -57,6 +60,7 @@ class Part {
   const uint64_t offset_;
   const uint64_t size_;
   const std::shared_ptr<MemoryBudget> budget_;
+  const std::shared_ptr<BufferPool> pool_;
   std::unique_ptr<std::byte[]> data_;
 
   mutable std::mutex mu_;

@@ -34,6 +34,8 @@ struct PrefetchConfig {
 
   // --- Memory
   uint64_t budget_bytes = 0;  // all prefetched data of the mount; 0 = DefaultBudgetBytes()
+  // Freed part buffers kept for reuse (already faulted in), outside the budget.
+  uint64_t buffer_pool_bytes = 64ull << 20;
 };
 
 }  // namespace bucketfs::prefetch

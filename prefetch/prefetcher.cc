@@ -29,6 +29,9 @@ Prefetcher::Prefetcher(PrefetchConfig config, std::shared_ptr<RangeSource> sourc
   ctx->budget = std::move(budget);
   ctx->source = std::move(source);
   ctx->tracker = std::make_shared<internal::FetchTracker>();
+  ctx->pool = std::make_shared<BufferPool>(
+      config.part_size,
+      static_cast<size_t>(config.part_size > 0 ? config.buffer_pool_bytes / config.part_size : 0));
   ctx_ = std::move(ctx);
   hints_ = std::make_shared<internal::HintCache>(ctx_);
 }
@@ -64,6 +67,7 @@ PrefetcherStats Prefetcher::stats() const {
   s.hint_hits = hints_->hits();
   s.budget_used = ctx_->budget->used();
   s.budget_peak = ctx_->budget->peak();
+  s.buffer_reuses = ctx_->pool->reuses();
   return s;
 }
 

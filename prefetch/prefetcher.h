@@ -45,6 +45,7 @@ struct PrefetcherStats {
   uint64_t hint_hits = 0;      // opens that adopted a hinted buffer
   uint64_t budget_used = 0;
   uint64_t budget_peak = 0;
+  uint64_t buffer_reuses = 0;  // part buffers taken from the pool
 };
 
 class Prefetcher {

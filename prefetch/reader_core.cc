@@ -263,7 +263,7 @@ PartPtr ReaderCore::NewPart(uint64_t offset, uint64_t len, bool demand) {
   }
   ++stats_.fetches;
   stats_.bytes_fetched += len;
-  return std::make_shared<Part>(offset, len, ctx_->budget);
+  return std::make_shared<Part>(offset, len, ctx_->budget, ctx_->pool);
 }
 
 void ReaderCore::Issue(std::vector<PartPtr>& to_fetch) {
