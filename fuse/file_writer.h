@@ -37,6 +37,18 @@ class FileWriter {
   virtual uint64_t size() const = 0;
   virtual Result<CommittedObject> Commit() = 0;
   virtual void Abort() = 0;
+  // Sets the file's size (ftruncate while writing). Writers that cannot:
+  // ENOTSUP.
+  virtual Status Truncate(uint64_t /*size*/) {
+    return MakeError(ENOTSUP, "Truncate", "cannot resize a file while it is written");
+  }
+};
+
+// The object a writer starts from when a file is opened for writing without
+// O_TRUNC (append, in-place change).
+struct BaseObject {
+  std::string etag;
+  uint64_t size = 0;
 };
 
 struct WriterOptions {
@@ -48,6 +60,13 @@ class FileWriterFactory {
  public:
   virtual ~FileWriterFactory() = default;
   virtual std::unique_ptr<FileWriter> Create(const std::string& bucket, const std::string& key) = 0;
+  // A writer whose file starts as `base` (s3://bucket/key as it is now).
+  // Null when this factory cannot modify existing objects.
+  virtual std::unique_ptr<FileWriter> CreateFrom(const std::string& /*bucket*/,
+                                                 const std::string& /*key*/,
+                                                 const BaseObject& /*base*/) {
+    return nullptr;
+  }
 };
 
 std::shared_ptr<FileWriterFactory> MakeSequentialWriterFactory(

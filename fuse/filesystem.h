@@ -92,17 +92,24 @@ class Filesystem {
   Status ReadDir(Ino ino, uint64_t fh, off_t offset, bool plus, const DirFiller& fill);
   void ReleaseDir(uint64_t fh);
 
-  // --- Reading (fs_read.cc); `flags` are open(2) flags
-  Result<OpenedFile> Open(Ino ino, int flags);
+  // --- Reading (fs_read.cc); `flags` are open(2) flags, `pid` the caller's
+  Result<OpenedFile> Open(Ino ino, int flags, pid_t pid = 0);
   Result<size_t> Read(uint64_t fh, uint64_t offset, std::span<std::byte> dest);
   // Final close of a handle: commits a pending upload (its error is logged).
   void Release(uint64_t fh);
 
   // --- Writing (fs_write.cc)
-  Result<std::pair<Entry, OpenedFile>> Create(Ino parent, const std::string& name, int flags);
+  Result<std::pair<Entry, OpenedFile>> Create(Ino parent, const std::string& name, int flags,
+                                              pid_t pid = 0);
   Result<size_t> Write(uint64_t fh, uint64_t offset, std::span<const std::byte> data);
-  // close(2) and fsync(2): complete the upload and return its real result.
-  Status Flush(uint64_t fh);
+  // close(2): completes the upload and returns its real result, when the
+  // closing process is the one that opened the file and something was
+  // written. Otherwise the upload stays open for release, so that a shell's
+  // `cmd > file` (open, dup2, close, then write) and forked children closing
+  // an inherited descriptor do not end the file early.
+  Status Flush(uint64_t fh, pid_t pid = 0);
+  // fsync(2): completes the upload now, whoever asks.
+  Status Fsync(uint64_t fh);
 
   // --- Namespace (fs_namespace.cc)
   Result<Entry> Mkdir(Ino parent, const std::string& name);

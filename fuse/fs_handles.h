@@ -15,6 +15,7 @@ struct Filesystem::FileHandle {
   std::string bucket, key;
   std::unique_ptr<FileReader> reader;  // read handles
   std::shared_ptr<FileWriter> writer;  // write handles (create, O_TRUNC)
+  pid_t opener = 0;                    // the process that opened it
 };
 
 struct Filesystem::DirHandle {

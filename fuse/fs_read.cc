@@ -7,7 +7,7 @@
 
 namespace bucketfs::fs {
 
-Result<OpenedFile> Filesystem::Open(Ino ino, int flags) {
+Result<OpenedFile> Filesystem::Open(Ino ino, int flags, pid_t pid) {
   auto in = inodes_.Get(ino);
   if (!in) return MakeError(ESTALE, "StaleInode", "inode was forgotten");
   if (in->kind == Kind::kDir) return MakeError(EISDIR, "IsADirectory", in->key);
@@ -15,7 +15,9 @@ Result<OpenedFile> Filesystem::Open(Ino ino, int flags) {
   h->ino = ino;
   h->bucket = in->bucket;
   h->key = in->key;
-  const bool writing = local_.FileAttrs(in->bucket, in->key).has_value();
+  h->opener = pid;
+  const auto local = local_.FileAttrs(in->bucket, in->key);
+  const bool writing = local.has_value();
   OpenedFile opened;
   if ((flags & O_ACCMODE) != O_RDONLY) {
     if (config_.read_only) return MakeError(EROFS, "ReadOnly", "read-only mount");
@@ -27,8 +29,13 @@ Result<OpenedFile> Filesystem::Open(Ino ino, int flags) {
     if (writing) return MakeError(EBUSY, "Busy", in->key + " is being written");
     h->writer = writers_->Create(in->bucket, in->key);
     local_.AddFile(in->bucket, in->key, h->writer);
+  } else if (writing) {
+    // Still being written by another handle. Empty so far (`touch f` whose
+    // upload finishes at release, just after close returned): read it as
+    // empty. With data in flight: busy until it is committed.
+    if (local->size != 0) return MakeError(EBUSY, "Busy", in->key + " is being written");
+    h->reader = readers_->Open({in->bucket, in->key, "", 0});
   } else {
-    if (writing) return MakeError(EBUSY, "Busy", in->key + " is being written");
     auto attrs = HeadFresh(*in);
     if (!attrs.ok()) return attrs.error();
     const std::string previous = inodes_.ExchangeOpenEtag(ino, attrs->etag);

@@ -140,6 +140,36 @@ TEST_F(FsReadWriteTest, LargeFileIsAMultipartUploadInOrder) {
   EXPECT_EQ(fs_->GetAttr(c->first.ino)->st_size, static_cast<off_t>(data.size()));
 }
 
+TEST_F(FsReadWriteTest, ShellRedirectionFlushBeforeWritesKeepsUploadOpen) {
+  Mount();
+  // bash: open, dup2, close the original fd (flush, nothing written yet),
+  // write through the duplicate, close it (flush with data).
+  auto c = fs_->Create(kRootIno, "out", O_WRONLY | O_CREAT | O_TRUNC, 42);
+  ASSERT_TRUE(c.ok());
+  const uint64_t fh = c->second.fh;
+  ASSERT_TRUE(fs_->Flush(fh, 42).ok());
+  EXPECT_FALSE(client_->Exists(kBucket, "out"));
+  ASSERT_TRUE(fs_->Write(fh, 0, Bytes("line\n")).ok());
+  // A forked child closing its inherited copy does not end the file either.
+  ASSERT_TRUE(fs_->Flush(fh, 77).ok());
+  ASSERT_TRUE(fs_->Write(fh, 5, Bytes("more\n")).ok());
+  ASSERT_TRUE(fs_->Flush(fh, 42).ok());
+  EXPECT_EQ(client_->Data(kBucket, "out"), "line\nmore\n");
+  EXPECT_EQ(fs_->Write(fh, 10, Bytes("late")).error().errno_value, EBADF);
+  fs_->Release(fh);
+}
+
+TEST_F(FsReadWriteTest, EmptyFileBeingWrittenReadsEmpty) {
+  Mount();
+  auto c = fs_->Create(kRootIno, "t", O_WRONLY | O_CREAT, 1);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(ReadAll(c->first.ino), "");
+  ASSERT_TRUE(fs_->Write(c->second.fh, 0, Bytes("x")).ok());
+  EXPECT_EQ(fs_->Open(c->first.ino, O_RDONLY).error().errno_value, EBUSY);
+  fs_->Release(c->second.fh);
+  EXPECT_EQ(ReadAll(c->first.ino), "x");
+}
+
 TEST_F(FsReadWriteTest, NonSequentialWriteIsEinval) {
   Mount();
   auto c = fs_->Create(kRootIno, "f", O_WRONLY | O_CREAT);
@@ -173,6 +203,7 @@ TEST_F(FsReadWriteTest, FailedPutIsReportedByFlush) {
   Mount();
   auto c = fs_->Create(kRootIno, "f", O_WRONLY | O_CREAT);
   ASSERT_TRUE(c.ok());
+  ASSERT_TRUE(fs_->Write(c->second.fh, 0, Bytes("abc")).ok());
   client_->FailNext("PutObject", ENOSPC);
   Status s = fs_->Flush(c->second.fh);
   ASSERT_FALSE(s.ok());

@@ -7,7 +7,7 @@
 namespace bucketfs::fs {
 
 Result<std::pair<Entry, OpenedFile>> Filesystem::Create(Ino parent, const std::string& name,
-                                                        int /*flags*/) {
+                                                        int /*flags*/, pid_t pid) {
   auto dir = GetDir(parent);
   if (!dir.ok()) return dir.error();
   if (Status s = CheckWritable(*dir, name); !s.ok()) return s.error();
@@ -18,6 +18,7 @@ Result<std::pair<Entry, OpenedFile>> Filesystem::Create(Ino parent, const std::s
   auto h = std::make_shared<FileHandle>();
   h->bucket = dir->bucket;
   h->key = key;
+  h->opener = pid;
   h->writer = writers_->Create(dir->bucket, key);
   local_.AddFile(dir->bucket, key, h->writer);
   const ObjectAttrs attrs{0, std::chrono::system_clock::now(), "",
@@ -42,7 +43,14 @@ Result<size_t> Filesystem::Write(uint64_t fh, uint64_t offset, std::span<const s
   return data.size();
 }
 
-Status Filesystem::Flush(uint64_t fh) {
+Status Filesystem::Flush(uint64_t fh, pid_t pid) {
+  auto h = GetFile(fh);
+  if (!h || !h->writer) return Status::Ok();
+  if (h->writer->size() == 0 || (pid != 0 && pid != h->opener)) return Status::Ok();
+  return CommitHandle(*h);
+}
+
+Status Filesystem::Fsync(uint64_t fh) {
   auto h = GetFile(fh);
   if (!h || !h->writer) return Status::Ok();
   return CommitHandle(*h);

@@ -46,6 +46,7 @@ void Init(void* /*userdata*/, fuse_conn_info* conn) {
   conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;  // writes go straight to the writer
   conn->max_write = kMaxIo;
   conn->max_readahead = kMaxIo;
+  conn->max_read = kMaxIo;  // must match the max_read mount option RunFuseSession passes
 }
 
 void Lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
@@ -92,7 +93,7 @@ void SetAttr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set,
 }
 
 void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
-  auto r = Fs(req).Open(ino, fi->flags);
+  auto r = Fs(req).Open(ino, fi->flags, fuse_req_ctx(req)->pid);
   if (!r.ok()) return ReplyError(req, r.error());
   fi->fh = r->fh;
   fi->keep_cache = r->keep_cache;
@@ -116,11 +117,11 @@ void Write(fuse_req_t req, fuse_ino_t /*ino*/, const char* buf, size_t size, off
 }
 
 void Flush(fuse_req_t req, fuse_ino_t /*ino*/, fuse_file_info* fi) {
-  ReplyStatus(req, Fs(req).Flush(fi->fh));
+  ReplyStatus(req, Fs(req).Flush(fi->fh, fuse_req_ctx(req)->pid));
 }
 
 void Fsync(fuse_req_t req, fuse_ino_t /*ino*/, int /*datasync*/, fuse_file_info* fi) {
-  ReplyStatus(req, Fs(req).Flush(fi->fh));
+  ReplyStatus(req, Fs(req).Fsync(fi->fh));
 }
 
 void Release(fuse_req_t req, fuse_ino_t /*ino*/, fuse_file_info* fi) {
@@ -130,7 +131,7 @@ void Release(fuse_req_t req, fuse_ino_t /*ino*/, fuse_file_info* fi) {
 
 void Create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t /*mode*/,
             fuse_file_info* fi) {
-  auto r = Fs(req).Create(parent, name, fi->flags);
+  auto r = Fs(req).Create(parent, name, fi->flags, fuse_req_ctx(req)->pid);
   if (!r.ok()) return ReplyError(req, r.error());
   fi->fh = r->second.fh;
   fuse_entry_param p = ToParam(r->first);

@@ -1,0 +1,523 @@
+// StagedWriter: writes at any offset, staged on local disk, streamed to S3 as
+// a multipart upload part by part (see staged_writer.h).
+//
+// Locks: mu_ serializes Write/Truncate/Commit/Abort and may be held across S3
+// calls, staging I/O and waits for upload slots; done_mu_ guards what upload
+// completions (transport threads) touch and is never held across a call.
+// Order: mu_ before done_mu_.
+#include "fuse/staged_writer.h"
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <set>
+#include <vector>
+
+#include "fuse/part_layout.h"
+
+namespace bucketfs::fs {
+namespace {
+
+constexpr uint64_t kMinCopyPart = 5ull << 20;  // S3's smallest non-last part
+
+// Per part: what is staged vs. what S3 holds for that part number.
+struct PartState {
+  uint64_t gen = 0;           // bumped by every change of the part's bytes
+  bool touched = false;       // written (or filled) since the writer started
+  bool materialized = false;  // base bytes of this part are in the staging file
+  bool in_flight = false;
+  bool has_etag = false;  // `etag` holds the bytes of generation `etag_gen`
+  uint64_t etag_gen = 0;
+  std::string etag;
+};
+
+class StagedWriter : public FileWriter {
+ public:
+  StagedWriter(const StagingContext& context, std::string bucket, std::string key,
+               std::unique_ptr<cache::StagingFile> staging, std::optional<BaseObject> base)
+      : ctx_(context),
+        layout_(context.writer.part_size),
+        bucket_(std::move(bucket)),
+        key_(std::move(key)),
+        staging_(std::move(staging)),
+        base_(std::move(base)) {
+    if (base_) size_.store(base_->size);
+  }
+
+  ~StagedWriter() override {
+    std::lock_guard lock(mu_);
+    if (!committed_) AbortLocked();
+    WaitForAllParts();  // completions must not outlive this object
+  }
+
+  uint64_t size() const override { return size_.load(std::memory_order_acquire); }
+
+  Status Write(uint64_t offset, std::span<const std::byte> data) override {
+    std::lock_guard lock(mu_);
+    if (Status s = CheckWritable(); !s.ok()) return s;
+    if (data.empty()) return Status::Ok();
+    const uint64_t end = offset + data.size();
+    const int first = layout_.IndexOf(offset), last = layout_.IndexOf(end - 1);
+    for (int i = first; i <= last; ++i) {
+      if (Status s = Materialize(i); !s.ok()) return Fail(s.error());
+    }
+    if (Status s = staging_->Write(offset, data); !s.ok()) return Fail(s.error());
+    modified_ = true;
+    {
+      std::lock_guard done(done_mu_);
+      for (int i = first; i <= last; ++i) Touch(i);
+    }
+    if (end > size_.load()) size_.store(end, std::memory_order_release);
+    cursor_ = end;
+    return Pump(false);
+  }
+
+  Status Truncate(uint64_t new_size) override {
+    std::lock_guard lock(mu_);
+    if (Status s = CheckWritable(); !s.ok()) return s;
+    const uint64_t old_size = size_.load();
+    if (new_size == old_size) return Status::Ok();
+    // The part holding the new end changes (cut or zero-extended); so does
+    // every part between the old and the new end.
+    const uint64_t lo = std::min(old_size, new_size);
+    const uint64_t hi = std::max(old_size, new_size);
+    const int first = layout_.IndexOf(lo), last = layout_.IndexOf(hi == 0 ? 0 : hi - 1);
+    if (lo < hi) {
+      if (Status s = Materialize(first); !s.ok()) return Fail(s.error());
+    }
+    if (Status s = staging_->Truncate(new_size); !s.ok()) return Fail(s.error());
+    if (base_ && base_->size > new_size)
+      base_->size = new_size;  // base bytes past the end are gone
+    modified_ = true;
+    {
+      std::lock_guard done(done_mu_);
+      for (int i = first; i <= last; ++i) {
+        Touch(i);
+        parts_[i].materialized = true;
+      }
+    }
+    size_.store(new_size, std::memory_order_release);
+    return Status::Ok();
+  }
+
+  Result<CommittedObject> Commit() override {
+    std::lock_guard lock(mu_);
+    if (!committed_) {
+      committed_ = CommitLocked();
+      staging_.reset();  // frees the disk space now, not when the handle goes
+    }
+    return *committed_;
+  }
+
+  void Abort() override {
+    std::lock_guard lock(mu_);
+    if (committed_) return;
+    AbortLocked();
+    committed_ = Result<CommittedObject>(MakeError(ECANCELED, "Aborted", "upload aborted"));
+    staging_.reset();
+  }
+
+ private:
+  Status CheckWritable() REQUIRES(mu_) {
+    if (committed_) return MakeError(EBADF, "Committed", "file already flushed to " + key_);
+    if (!staging_) return MakeError(EIO, "NoStaging", "no staging file for " + key_);
+    if (auto e = StickyError()) return *e;
+    return Status::Ok();
+  }
+
+  // Remembers the first error; Commit will abort and return it.
+  Status Fail(const Error& e) REQUIRES(mu_) {
+    std::lock_guard done(done_mu_);
+    if (!first_error_) first_error_ = e;
+    return e;
+  }
+
+  // Marks part `i` changed. REQUIRES done_mu_.
+  void Touch(int i) {
+    if (static_cast<size_t>(i) >= parts_.size()) parts_.resize(i + 1);
+    PartState& p = parts_[i];
+    ++p.gen;
+    p.touched = true;
+    if (!p.in_flight) pending_.insert(i);  // in flight: re-queued when it completes
+  }
+
+  // Brings the base object's bytes of part `i` into the staging file before
+  // the part is first changed.
+  Status Materialize(int i) REQUIRES(mu_) {
+    {
+      std::lock_guard done(done_mu_);
+      if (static_cast<size_t>(i) >= parts_.size()) parts_.resize(i + 1);
+      if (parts_[i].materialized || parts_[i].touched) return Status::Ok();
+      parts_[i].materialized = true;
+    }
+    if (!base_ || layout_.Start(i) >= base_->size) return Status::Ok();
+    const uint64_t start = layout_.Start(i);
+    const uint64_t len = std::min(layout_.End(i), base_->size) - start;
+    const uint64_t charged = ctx_.budget->Acquire(len);
+    std::vector<std::byte> buf(len);
+    s3::GetObjectParams p;
+    p.bucket = bucket_;
+    p.key = key_;
+    p.offset = start;
+    p.length = len;
+    p.if_match = base_->etag;
+    auto r = ctx_.client->GetObject(p, buf);
+    Status s = r.ok() ? staging_->Write(start, buf) : Status(Log("GetObject (base)", r.error()));
+    ctx_.budget->Release(charged);
+    return s;
+  }
+
+  bool Eligible(int i) const REQUIRES(mu_) {
+    const uint64_t end = layout_.End(i);
+    return end <= size_.load() && end + ctx_.staging.settle_bytes <= cursor_;
+  }
+
+  // Starts uploads of pending parts: while writing, the final ones (waiting
+  // for a slot only when more than a window of them is queued); at commit
+  // (`all`), every pending part below `limit`, waiting for slots.
+  Status Pump(bool all, int limit = 0) REQUIRES(mu_) {
+    const int window = std::max(1, ctx_.writer.max_parts_in_flight);
+    for (;;) {
+      int next = -1;
+      size_t queued = 0;
+      {
+        std::lock_guard done(done_mu_);
+        if (first_error_) return *first_error_;
+        for (int i : pending_) {
+          if (all ? i >= limit : !Eligible(i)) break;
+          if (next < 0) next = i;
+          ++queued;
+        }
+        if (next < 0) return Status::Ok();
+        if (in_flight_ >= window && !all && queued <= static_cast<size_t>(window)) {
+          return Status::Ok();  // later writes (or Commit) start it
+        }
+      }
+      {
+        std::unique_lock done(done_mu_);
+        cv_.wait(done, [&] { return in_flight_ < window; });
+      }
+      if (Status s = StartPart(next); !s.ok()) return Fail(s.error());
+    }
+  }
+
+  Status EnsureUpload() REQUIRES(mu_) {
+    if (!upload_id_.empty()) return Status::Ok();
+    s3::CreateMultipartUploadParams cp;
+    cp.bucket = bucket_;
+    cp.key = key_;
+    auto r = ctx_.client->CreateMultipartUpload(cp);
+    if (!r.ok()) return Log("CreateMultipartUpload", r.error());
+    upload_id_ = r->upload_id;
+    return Status::Ok();
+  }
+
+  // Reads part `i` from the staging file and sends it.
+  Status StartPart(int i) REQUIRES(mu_) {
+    if (Status s = EnsureUpload(); !s.ok()) return s;
+    const uint64_t start = layout_.Start(i);
+    const uint64_t len = std::min(layout_.End(i), size_.load()) - start;
+    const uint64_t charged = ctx_.budget->Acquire(len);
+    auto body = std::make_shared<std::vector<std::byte>>(len);
+    if (Status s = staging_->Read(start, *body); !s.ok()) {
+      ctx_.budget->Release(charged);
+      return s;
+    }
+    uint64_t gen;
+    {
+      std::lock_guard done(done_mu_);
+      PartState& p = parts_[i];
+      pending_.erase(i);
+      p.in_flight = true;
+      gen = p.gen;
+      ++in_flight_;
+    }
+    s3::UploadPartParams p;
+    p.bucket = bucket_;
+    p.key = key_;
+    p.upload_id = upload_id_;
+    p.part_number = i + 1;
+    p.send_md5 = true;
+    ctx_.client->UploadPartAsync(p, *body,
+                                 [this, body, i, gen, charged](Result<s3::UploadPartResult> r) {
+                                   ctx_.budget->Release(charged);
+                                   std::lock_guard done(done_mu_);
+                                   PartState& part = parts_[i];
+                                   part.in_flight = false;
+                                   if (!r.ok()) {
+                                     spdlog::warn("UploadPart {} of s3://{}/{}: {}", i + 1, bucket_,
+                                                  key_, r.error().ToString());
+                                     if (!first_error_) first_error_ = r.error();
+                                   } else if (gen == part.gen) {
+                                     part.has_etag = true;
+                                     part.etag_gen = gen;
+                                     part.etag = r->etag;
+                                   }
+                                   // Changed while it was on the wire: send it again (same number).
+                                   if (gen != part.gen || !r.ok()) pending_.insert(i);
+                                   --in_flight_;
+                                   cv_.notify_all();
+                                 });
+    return Status::Ok();
+  }
+
+  // Part `i` of an object with `n` parts may be copied from the base when it
+  // is untouched and its range is valid for UploadPartCopy.
+  bool CanCopy(int i, int n) const REQUIRES(mu_) {
+    if (!base_) return false;
+    const uint64_t start = layout_.Start(i);
+    const uint64_t end = std::min(layout_.End(i), size_.load());
+    if (end > base_->size) return false;
+    return i == n - 1 || (end == layout_.End(i) && end - start >= kMinCopyPart);
+  }
+
+  Result<CommittedObject> CommitLocked() REQUIRES(mu_) {
+    if (!staging_) return MakeError(EIO, "NoStaging", "no staging file for " + key_);
+    if (auto e = StickyError()) {
+      AbortLocked();
+      return *e;
+    }
+    const uint64_t total = size_.load();
+    if (base_ && !modified_) return CommittedObject{base_->etag, total};  // unchanged
+    if (total <= layout_.End(0)) {
+      AbortLocked();  // an upload started before a truncate is not needed
+      return PutWhole(total);
+    }
+    const int n = layout_.Count(total);
+    if (Status s = EnsureUpload(); !s.ok()) return Abandon(s.error());
+    for (int i = 0; i < n; ++i) {
+      bool untouched;
+      {
+        std::lock_guard done(done_mu_);
+        if (static_cast<size_t>(i) >= parts_.size()) parts_.resize(i + 1);
+        untouched = !parts_[i].touched;
+      }
+      if (!untouched) continue;
+      if (CanCopy(i, n)) {
+        if (Status s = CopyPart(i); !s.ok()) return Abandon(s.error());
+        continue;
+      }
+      // Untouched but not copyable (a short base tail, or a hole): stage it.
+      if (Status s = Materialize(i); !s.ok()) return Abandon(s.error());
+      std::lock_guard done(done_mu_);
+      Touch(i);
+    }
+    if (Status s = Pump(true, n); !s.ok()) return Abandon(s.error());
+    WaitForAllParts();
+    s3::CompleteMultipartUploadParams p;
+    p.bucket = bucket_;
+    p.key = key_;
+    p.upload_id = upload_id_;
+    {
+      std::lock_guard done(done_mu_);
+      if (first_error_) return Abandon(*first_error_);
+      for (int i = 0; i < n; ++i) {
+        const PartState& part = parts_[i];
+        if (!part.has_etag || part.etag_gen != part.gen) {
+          return Abandon(
+              MakeError(EIO, "PartMissing",
+                        "part " + std::to_string(i + 1) + " of " + key_ + " was not uploaded"));
+        }
+        p.parts.push_back({i + 1, part.etag});
+      }
+    }
+    auto r = ctx_.client->CompleteMultipartUpload(p);
+    if (!r.ok()) return Abandon(Log("CompleteMultipartUpload", r.error()));
+    upload_id_.clear();
+    return CommittedObject{r->etag, total};
+  }
+
+  Result<CommittedObject> PutWhole(uint64_t total) REQUIRES(mu_) {
+    if (Status s = Materialize(0); !s.ok()) return s.error();
+    const uint64_t charged = ctx_.budget->Acquire(total);
+    std::vector<std::byte> body(total);
+    if (Status s = staging_->Read(0, body); !s.ok()) {
+      ctx_.budget->Release(charged);
+      return s.error();
+    }
+    s3::PutObjectParams p;
+    p.bucket = bucket_;
+    p.key = key_;
+    p.send_md5 = true;
+    auto r = ctx_.client->PutObject(p, body);
+    ctx_.budget->Release(charged);
+    if (!r.ok()) return Log("PutObject", r.error());
+    return CommittedObject{r->etag, total};
+  }
+
+  Status CopyPart(int i) REQUIRES(mu_) {
+    s3::UploadPartCopyParams p;
+    p.bucket = bucket_;
+    p.key = key_;
+    p.upload_id = upload_id_;
+    p.part_number = i + 1;
+    p.source_bucket = bucket_;
+    p.source_key = key_;
+    p.source_offset = layout_.Start(i);
+    p.source_length = std::min(layout_.End(i), size_.load()) - layout_.Start(i);
+    p.source_if_match = base_->etag;
+    auto r = ctx_.client->UploadPartCopy(p);
+    if (!r.ok()) return Log("UploadPartCopy", r.error());
+    std::lock_guard done(done_mu_);
+    PartState& part = parts_[i];
+    part.has_etag = true;
+    part.etag_gen = part.gen;
+    part.etag = r->etag;
+    return Status::Ok();
+  }
+
+  Error Abandon(const Error& e) REQUIRES(mu_) {
+    AbortLocked();
+    return e;
+  }
+
+  void WaitForAllParts() {
+    std::unique_lock done(done_mu_);
+    cv_.wait(done, [&] { return in_flight_ == 0; });
+  }
+
+  std::optional<Error> StickyError() {
+    std::lock_guard done(done_mu_);
+    return first_error_;
+  }
+
+  void AbortLocked() REQUIRES(mu_) {
+    WaitForAllParts();
+    if (upload_id_.empty()) return;
+    s3::AbortMultipartUploadParams p;
+    p.bucket = bucket_;
+    p.key = key_;
+    p.upload_id = upload_id_;
+    Status s = ctx_.client->AbortMultipartUpload(p);
+    if (!s.ok()) Log("AbortMultipartUpload", s.error());
+    upload_id_.clear();
+  }
+
+  Error Log(const char* op, const Error& e) {
+    spdlog::warn("{} s3://{}/{}: {}", op, bucket_, key_, e.ToString());
+    return e;
+  }
+
+  const StagingContext ctx_;
+  const PartLayout layout_;
+  const std::string bucket_;
+  const std::string key_;
+  std::atomic<uint64_t> size_{0};
+
+  std::mutex mu_;
+  std::unique_ptr<cache::StagingFile> staging_ GUARDED_BY(mu_);  // null once committed
+  std::optional<BaseObject> base_ GUARDED_BY(mu_);
+  std::string upload_id_ GUARDED_BY(mu_);
+  uint64_t cursor_ GUARDED_BY(mu_) = 0;  // end of the latest write
+  bool modified_ GUARDED_BY(mu_) = false;
+  std::optional<Result<CommittedObject>> committed_ GUARDED_BY(mu_);
+
+  std::mutex done_mu_;
+  std::condition_variable cv_;
+  std::vector<PartState> parts_ GUARDED_BY(done_mu_);
+  std::set<int> pending_ GUARDED_BY(done_mu_);  // changed, not clean, not in flight
+  int in_flight_ GUARDED_BY(done_mu_) = 0;
+  std::optional<Error> first_error_ GUARDED_BY(done_mu_);
+};
+
+// Stands in for a writer whose staging file could not be created.
+class FailedWriter : public FileWriter {
+ public:
+  explicit FailedWriter(Error e) : error_(std::move(e)) {}
+  Status Write(uint64_t, std::span<const std::byte>) override { return error_; }
+  uint64_t size() const override { return 0; }
+  Result<CommittedObject> Commit() override { return error_; }
+  void Abort() override {}
+
+ private:
+  const Error error_;
+};
+
+class StagedWriterFactory : public FileWriterFactory {
+ public:
+  explicit StagedWriterFactory(StagingContext context) : ctx_(std::move(context)) {
+    if (Status s = cache::EnsureStagingDir(ctx_.staging.dir); !s.ok()) {
+      spdlog::error("staging directory: {}", s.error().ToString());
+    }
+  }
+  std::unique_ptr<FileWriter> Create(const std::string& bucket, const std::string& key) override {
+    return MakeStagedWriter(ctx_, bucket, key);
+  }
+  std::unique_ptr<FileWriter> CreateFrom(const std::string& bucket, const std::string& key,
+                                         const BaseObject& base) override {
+    return MakeStagedWriter(ctx_, bucket, key, base);
+  }
+
+ private:
+  const StagingContext ctx_;
+};
+
+}  // namespace
+
+uint64_t UploadBudget::Acquire(uint64_t bytes) {
+  bytes = std::min(bytes, capacity_);
+  std::unique_lock lock(mu_);
+  cv_.wait(lock, [&] { return used_ + bytes <= capacity_; });
+  used_ += bytes;
+  peak_ = std::max(peak_, used_);
+  return bytes;
+}
+
+void UploadBudget::Release(uint64_t bytes) {
+  {
+    std::lock_guard lock(mu_);
+    used_ -= bytes;
+  }
+  cv_.notify_all();
+}
+
+uint64_t UploadBudget::peak() const {
+  std::lock_guard lock(mu_);
+  return peak_;
+}
+
+std::unique_ptr<FileWriter> MakeStagedWriter(const StagingContext& context,
+                                             const std::string& bucket, const std::string& key,
+                                             std::optional<BaseObject> base) {
+  auto staging =
+      cache::StagingFile::Create(context.staging.dir, context.staging.ops, context.space);
+  if (!staging.ok()) {
+    spdlog::error("s3://{}/{}: {}", bucket, key, staging.error().ToString());
+    return std::make_unique<FailedWriter>(staging.error());
+  }
+  return std::make_unique<StagedWriter>(context, bucket, key, std::move(*staging), std::move(base));
+}
+
+std::shared_ptr<FileWriterFactory> MakeStagedWriterFactory(std::shared_ptr<s3::ObjectClient> client,
+                                                           WriterOptions options,
+                                                           StagingOptions staging) {
+  StagingContext ctx;
+  ctx.client = std::move(client);
+  ctx.writer = options;
+  ctx.budget =
+      std::make_shared<UploadBudget>(std::max<uint64_t>(staging.memory_budget, options.part_size));
+  ctx.space = std::make_shared<cache::StagingSpace>(staging.disk_limit);
+  ctx.staging = std::move(staging);
+  return std::make_shared<StagedWriterFactory>(std::move(ctx));
+}
+
+std::shared_ptr<FileWriterFactory> MakeStagedWriterFactory(std::shared_ptr<s3::ObjectClient> client,
+                                                           WriterOptions options,
+                                                           std::string staging_dir) {
+  StagingOptions staging;
+  staging.dir = std::move(staging_dir);
+  // Enough buffers for every writer's window, within reason.
+  staging.memory_budget = std::max<uint64_t>(
+      256ull << 20, 2ull * std::max(1, options.max_parts_in_flight) * options.part_size);
+  return MakeStagedWriterFactory(std::move(client), options, std::move(staging));
+}
+
+std::string DefaultStagingDir(const std::string& cache_dir) {
+  if (!cache_dir.empty()) return cache_dir + "/staging";
+  return "/var/tmp/bucketfs-" + std::to_string(::getuid()) + "/staging";
+}
+
+}  // namespace bucketfs::fs

@@ -1,0 +1,99 @@
+// StagedWriter: the write-back writer. Every write, at any offset, lands in a
+// local staging file (cache/staging_file.h); the file is cut into multipart
+// parts (PartSizeFor: 16 MiB, growing to stay within 10,000 parts) and each
+// part is uploaded from the staging file as soon as it is final, while the
+// application keeps writing.
+//
+// Parts and their life:
+// - A part is "final" once the end of the latest write is past its end (by a
+//   small settle margin, so writes the kernel reorders do not cause
+//   re-uploads). Final parts go out with UploadPartAsync, several in flight,
+//   each read from the staging file into a buffer charged to an UploadBudget
+//   shared by all writers of the mount; when uploads lag, Write waits for a
+//   slot (backpressure), so memory stays bounded.
+// - A write that touches a part already sent bumps the part's generation; the
+//   upload in flight (if any) finishes, its ETag is discarded, and the part is
+//   sent again with the same part number, so the last ETag is the one used.
+// - Commit uploads every part not yet clean, waits, and completes with parts
+//   in ascending order; a file that fits in the first part is one PutObject.
+//   Every body carries Content-MD5. Any failure aborts the multipart upload
+//   (nothing appears under the key) and Commit returns the error.
+// - Over a base object (open without O_TRUNC: append or in-place change), the
+//   file starts as the object's bytes: a part never touched is copied server
+//   side with UploadPartCopy (If-Match the base ETag) when it is allowed to
+//   (whole part inside the base, or the last part); a part that is touched is
+//   first filled from the object with a ranged GET, then uploaded.
+//
+// Thread-safe. Lock order: a writer's mu_, then the budget's, then its done_mu_.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "cache/staging_file.h"
+#include "fuse/file_writer.h"
+#include "fuse/thread_annotations.h"
+#include "s3/object_client.h"
+
+namespace bucketfs::fs {
+
+// Bytes of part buffers in flight, shared by the writers of a mount.
+class UploadBudget {
+ public:
+  explicit UploadBudget(uint64_t bytes) : capacity_(bytes) {}
+  // Blocks until `bytes` (capped at the capacity, so one part always fits)
+  // are available; returns what was taken, to give back with Release.
+  uint64_t Acquire(uint64_t bytes);
+  void Release(uint64_t bytes);
+  uint64_t capacity() const { return capacity_; }
+  uint64_t peak() const;
+
+ private:
+  const uint64_t capacity_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  uint64_t used_ GUARDED_BY(mu_) = 0;
+  uint64_t peak_ GUARDED_BY(mu_) = 0;
+};
+
+struct StagingOptions {
+  std::string dir;                             // staging directory (created 0700)
+  uint64_t memory_budget = 256ull << 20;       // part buffers in flight, all writers
+  uint64_t disk_limit = 0;                     // staging bytes of all writers; 0 = no limit
+  uint64_t settle_bytes = 4ull << 20;          // how far past a part the writer must be
+  std::shared_ptr<cache::StagingFileOps> ops;  // tests inject faults here
+};
+
+// The shared state of one mount's writers.
+struct StagingContext {
+  std::shared_ptr<s3::ObjectClient> client;
+  WriterOptions writer;
+  StagingOptions staging;
+  std::shared_ptr<UploadBudget> budget;
+  std::shared_ptr<cache::StagingSpace> space;
+};
+
+// A writer for s3://bucket/key. `base`: the object it starts from (append or
+// in-place change); empty for a new file or O_TRUNC. If the staging file
+// cannot be created, the writer fails every call with that error.
+std::unique_ptr<FileWriter> MakeStagedWriter(const StagingContext& context,
+                                             const std::string& bucket, const std::string& key,
+                                             std::optional<BaseObject> base = std::nullopt);
+
+// The factory the mount uses (also implements CreateFrom for a base object).
+std::shared_ptr<FileWriterFactory> MakeStagedWriterFactory(std::shared_ptr<s3::ObjectClient> client,
+                                                           WriterOptions options,
+                                                           std::string staging_dir);
+std::shared_ptr<FileWriterFactory> MakeStagedWriterFactory(std::shared_ptr<s3::ObjectClient> client,
+                                                           WriterOptions options,
+                                                           StagingOptions staging);
+
+// Where staging files go: <cache_dir>/staging, or without a cache directory
+// /var/tmp/bucketfs-<uid>/staging.
+std::string DefaultStagingDir(const std::string& cache_dir);
+
+}  // namespace bucketfs::fs
