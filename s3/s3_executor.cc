@@ -310,6 +310,15 @@ void S3Executor::StartAttempt(const std::shared_ptr<Operation>& op,
 }
 
 void S3Executor::OnAttemptFailed(const std::shared_ptr<Operation>& op, Error error) {
+  const auto& range = op->request.range;
+  if (range && op->have_headers && op->delivered == range->length && error.http_status == 0 &&
+      error.retryable) {
+    // Every asked byte arrived before the connection failed: done.
+    op->response.body_bytes = op->delivered;
+    op->response.attempts = op->attempts;
+    op->Finish(std::move(op->response));
+    return;
+  }
   bool retry = retry_.ShouldRetry(error, op->request.idempotent, op->attempts);
   if (retry && op->delivered > 0 && !op->CanResume()) {
     if (op->sink) {

@@ -262,6 +262,21 @@ TEST_F(S3ExecutorTest, WrongContentRangeIsAnErrorNotCorruptData) {
   EXPECT_EQ(fake_.request_count(), 1u);
 }
 
+TEST_F(S3ExecutorTest, ResetAfterTheLastAskedByteIsSuccess) {
+  fake_.AddResponder("GET", "/b/k", [](const RecordedRequest& req) {
+    FakeResponse r = FakeHttpTransport::RangedObject(req, "abcdefghij");
+    r.error_code = "Reset";
+    r.fail_after_bytes = 4;
+    return r;
+  });
+  S3Request req = Get("k");
+  req.range = ByteRange{3, 4};
+  Result<S3Response> r = exec_->ExecuteSync(req);
+  ASSERT_TRUE(r.ok()) << r.error().ToString();
+  EXPECT_EQ(r->body, "defg");
+  EXPECT_EQ(fake_.request_count(), 1u);
+}
+
 TEST_F(S3ExecutorTest, ShortObjectRangeIsAccepted) {
   fake_.AddResponder("GET", "/b/k", [](const RecordedRequest& req) {
     return FakeHttpTransport::RangedObject(req, "abcdef");
