@@ -41,7 +41,7 @@ check "checksums after the round trip" diff <(sums "$TMP/out") "$TMP/src.sums"
 
 log "ls -lR against the bucket's listing"
 s3 list "$BUCKET" | awk -F'\t' '{print $1 "\t" $2}' >"$TMP/bucket.list"
-(cd "$MNT" && find . -type f -printf '%P\t%s\n' | sort) >"$TMP/mount.list"
+(cd "$MNT" && timeout 120 find . -type f -printf '%P\t%s\n' | sort) >"$TMP/mount.list"
 check "every object is a file with its size" diff "$TMP/mount.list" "$TMP/bucket.list"
 check "ls -lR lists every file" test "$(ls -lR "$MNT" | grep -c '^-')" -eq "$(wc -l <"$TMP/bucket.list")"
 
@@ -76,10 +76,12 @@ expect_errno "rename of a directory without --allow-dir-rename" EXDEV \
 
 log "concurrent readers of one file"
 want=$(sha256sum <"$SRC/a/d/20m.bin" | cut -d' ' -f1)
+readers=()
 for i in $(seq 1 8); do
-  (timeout 120 sha256sum <"$MNT/tree/a/d/20m.bin" | cut -d' ' -f1 >"$TMP/reader.$i") &
+  timeout 120 bash -c "sha256sum <'$MNT/tree/a/d/20m.bin' | cut -d' ' -f1 >'$TMP/reader.$i'" &
+  readers+=($!)
 done
-wait
+wait "${readers[@]}" || true
 check "8 parallel readers got identical bytes" \
   test "$(cat "$TMP"/reader.* | sort -u)" = "$want"
 check "unmount" unmount "$MNT"

@@ -36,7 +36,7 @@ fi
 check "mount" mount_bucket "$MNT" "s3://$BUCKET"
 
 log "a directory of $COUNT entries"
-ls -f "$MNT/big" | grep -v '^\.\.\?$' | sort >"$TMP/listed"
+timeout 120 ls -f "$MNT/big" | grep -v '^\.\.\?$' | sort >"$TMP/listed"
 s3 list "$BUCKET" big/ | cut -f1 | sed 's#^big/##' | sort >"$TMP/expected"
 check "ls lists all $COUNT names" test "$(wc -l <"$TMP/listed")" -eq "$COUNT"
 check "the names are the bucket's" diff "$TMP/listed" "$TMP/expected"
@@ -45,7 +45,7 @@ check "ls -l (readdirplus) sees $COUNT files" \
 
 if [[ "$SERVER" == s3sim ]]; then
   log "odd key names"
-  ls -a "$MNT/odd" | sort >"$TMP/odd.listed"
+  timeout 60 ls -a "$MNT/odd" | sort >"$TMP/odd.listed"
   printf '%s\n' . .. a dir plain same | sort >"$TMP/odd.expected"
   check "odd/ shows exactly . .. a dir plain same" diff "$TMP/odd.listed" "$TMP/odd.expected"
   check "a (from a//b) is a directory" test -d "$MNT/odd/a"

@@ -23,11 +23,14 @@ MOUNTS=()
 PIDS=()
 FAILURES=0
 
+# Reads only /proc/mounts: a stat of a hung FUSE mount would hang cleanup.
+is_mounted() { awk -v m="$1" '$2 == m { found = 1 } END { exit !found }' /proc/mounts; }
+
 cleanup() {
   local m
   for m in "${MOUNTS[@]+"${MOUNTS[@]}"}"; do
-    if mountpoint -q "$m" 2>/dev/null || grep -q " $m " /proc/mounts; then
-      timeout 20 fusermount3 -u "$m" 2>/dev/null || fusermount3 -uz "$m" 2>/dev/null || true
+    if is_mounted "$m"; then
+      timeout 20 fusermount3 -u "$m" 2>/dev/null || timeout 10 fusermount3 -uz "$m" || true
     fi
   done
   local p
@@ -35,7 +38,12 @@ cleanup() {
   for p in "${PIDS[@]+"${PIDS[@]}"}"; do
     timeout 10 tail --pid="$p" -f /dev/null 2>/dev/null || kill -9 "$p" 2>/dev/null || true
   done
-  rm -rf "$TMP" 2>/dev/null || true
+  # Never recurse into a mount that is still there (it would delete objects).
+  if grep -q " $TMP/" /proc/mounts; then
+    echo "cleanup: a mount under $TMP is still present; leaving $TMP"
+  else
+    rm -rf "$TMP" 2>/dev/null || true
+  fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -178,4 +186,4 @@ unmount() {
 }
 
 # sums DIR: "sha256  relative/path" for every file, sorted.
-sums() { (cd "$1" && find . -type f -print0 | sort -z | xargs -0 -r sha256sum); }
+sums() { (cd "$1" && timeout 120 find . -type f -print0 | sort -z | timeout 300 xargs -0 -r sha256sum); }
