@@ -3,10 +3,21 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "fuse/file_reader.h"
 
 namespace bucketfs::fs {
+
+void FileReader::ReadAsync(uint64_t offset, size_t size, ReadDone done) {
+  thread_local std::vector<std::byte> buffer;
+  if (buffer.size() < size) buffer.resize(size);
+  auto r = Read(offset, std::span(buffer.data(), size));
+  if (!r.ok()) return done(&r.error(), {});
+  const std::span<const std::byte> bytes(buffer.data(), *r);
+  done(nullptr, std::span(&bytes, 1));
+}
+
 namespace {
 
 class DirectReader : public FileReader {

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -26,12 +27,20 @@ struct ObjectVersion {
   uint64_t size = 0;
 };
 
+// The bytes of one read as segments, valid only while the callback runs
+// (so the FUSE edge can reply without copying). `error` is null on success.
+using ReadDone =
+    std::function<void(const Error* error, std::span<const std::span<const std::byte>> data)>;
+
 class FileReader {
  public:
   virtual ~FileReader() = default;
   // Reads up to dest.size() bytes at `offset`; returns the count, 0 at or
   // past the end of the object. Called from several threads at once.
   virtual Result<size_t> Read(uint64_t offset, std::span<std::byte> dest) = 0;
+  // Asynchronous form; `done` runs exactly once, on this thread or another.
+  // The default calls Read on this thread.
+  virtual void ReadAsync(uint64_t offset, size_t size, ReadDone done);
 };
 
 class FileReaderFactory {

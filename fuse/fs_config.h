@@ -31,7 +31,7 @@ struct FsConfig {
   bool allow_delete = false;             // unlink/rmdir of real objects; else EPERM
   bool allow_overwrite = false;          // O_TRUNC / rename onto an existing object; else EPERM
   bool allow_dir_rename = false;         // rename of a directory copies every key; else EXDEV
-  uint64_t dir_rename_max_keys = 10000;  // larger directories: EMLINK... see SEMANTICS
+  uint64_t dir_rename_max_keys = 10000;  // larger directories are refused (EXDEV)
   bool dir_markers = false;              // mkdir writes a zero-byte "dir/" marker object
 
   // --- Metadata caching (kernel entry/attr timeouts)
@@ -40,7 +40,8 @@ struct FsConfig {
 
   // --- Data path
   uint64_t write_part_size = 16ull << 20;  // multipart part size; grown to stay <= 10000 parts
-  uint64_t read_part_size = 8ull << 20;    // ranged GET size used by the read path
+  bool prefetch = true;  // reads through the prefetcher; false: one ranged GET per read
+  uint64_t read_part_size = 8ull << 20;    // largest ranged GET of a sequential read stream
   uint64_t max_read_request = 1ull << 20;  // FUSE max_read/max_write
   int max_upload_parts_in_flight = 4;      // per open file being written
   int listing_page_size = 1000;            // ListObjectsV2 max-keys for readdir

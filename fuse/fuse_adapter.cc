@@ -1,6 +1,8 @@
 // The libfuse3 adapter: a few lines per callback (see fuse_adapter.h).
 #include "fuse/fuse_adapter.h"
 
+#include <sys/uio.h>
+
 #include <vector>
 
 #include "fuse/filesystem.h"
@@ -101,11 +103,16 @@ void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 }
 
 void Read(fuse_req_t req, fuse_ino_t /*ino*/, size_t size, off_t off, fuse_file_info* fi) {
-  thread_local std::vector<std::byte> buffer;
-  if (buffer.size() < size) buffer.resize(size);
-  auto r = Fs(req).Read(fi->fh, static_cast<uint64_t>(off), std::span(buffer.data(), size));
-  if (!r.ok()) return ReplyError(req, r.error());
-  fuse_reply_buf(req, reinterpret_cast<const char*>(buffer.data()), *r);
+  Fs(req).ReadAsync(fi->fh, static_cast<uint64_t>(off), size,
+                    [req](const Error* error, std::span<const std::span<const std::byte>> data) {
+                      if (error != nullptr) return ReplyError(req, *error);
+                      std::vector<iovec> iov;
+                      iov.reserve(data.size());
+                      for (const auto& seg : data) {
+                        iov.push_back({const_cast<std::byte*>(seg.data()), seg.size()});
+                      }
+                      fuse_reply_iov(req, iov.data(), static_cast<int>(iov.size()));
+                    });
 }
 
 void Write(fuse_req_t req, fuse_ino_t /*ino*/, const char* buf, size_t size, off_t off,

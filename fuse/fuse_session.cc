@@ -10,6 +10,8 @@
 
 #include "fuse/filesystem.h"
 #include "fuse/fuse_adapter.h"
+#include "fuse/prefetch_reader.h"
+#include "prefetch/object_client_range_source.h"
 
 namespace bucketfs::fs {
 namespace {
@@ -62,6 +64,12 @@ Status CheckMountpoint(const std::string& path) {
 
 int RunFuseSession(std::shared_ptr<s3::ObjectClient> client, const FsConfig& config,
                    const FuseMountOptions& mount, std::function<void(Status)> on_mount_result) {
+  return RunFuseSession(std::move(client), config, mount, std::move(on_mount_result), {});
+}
+
+int RunFuseSession(std::shared_ptr<s3::ObjectClient> client, const FsConfig& config,
+                   const FuseMountOptions& mount, std::function<void(Status)> on_mount_result,
+                   FsComponents components) {
   auto report = [&](Status s) {
     if (on_mount_result) on_mount_result(std::move(s));
     on_mount_result = nullptr;
@@ -71,7 +79,15 @@ int RunFuseSession(std::shared_ptr<s3::ObjectClient> client, const FsConfig& con
     report(s);
     return 1;
   }
-  Filesystem fs(std::move(client), config);
+  if (!components.readers && config.prefetch) {
+    prefetch::PrefetchConfig pc;
+    pc.part_size = config.read_part_size;
+    auto prefetcher = std::make_shared<prefetch::Prefetcher>(
+        pc, std::make_shared<prefetch::ObjectClientRangeSource>(client));
+    components.readers = MakePrefetchReaderFactory(std::move(prefetcher));
+  }
+  Filesystem fs(std::move(client), config, std::move(components.readers),
+                std::move(components.writers));
 
   std::vector<std::string> args = SessionArgs(config, mount);
   std::vector<char*> argv;

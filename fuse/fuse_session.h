@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "fuse/file_reader.h"
+#include "fuse/file_writer.h"
 #include "fuse/fs_config.h"
 #include "s3/object_client.h"
 #include "s3/result.h"
@@ -30,6 +32,14 @@ struct FuseMountOptions {
   bool debug = false;    // libfuse's own request trace ("-d") on stderr
 };
 
+// Replaceable parts of the core; null members get the defaults: reads go
+// through a Prefetcher over `client` (or direct ranged GETs when
+// FsConfig::prefetch is false), writes through the sequential multipart writer.
+struct FsComponents {
+  std::shared_ptr<FileReaderFactory> readers;
+  std::shared_ptr<FileWriterFactory> writers;
+};
+
 // Mounts `config` at `mount.mountpoint` and serves it until unmounted or
 // signalled. `on_mount_result` (may be empty) is called exactly once: with
 // Ok once the mount is serving, or with the error when mounting failed (the
@@ -38,5 +48,8 @@ struct FuseMountOptions {
 // REQUIRES: client != nullptr
 int RunFuseSession(std::shared_ptr<s3::ObjectClient> client, const FsConfig& config,
                    const FuseMountOptions& mount, std::function<void(Status)> on_mount_result);
+int RunFuseSession(std::shared_ptr<s3::ObjectClient> client, const FsConfig& config,
+                   const FuseMountOptions& mount, std::function<void(Status)> on_mount_result,
+                   FsComponents components);
 
 }  // namespace bucketfs::fs
