@@ -80,6 +80,8 @@ class S3Executor {
 
   // Runs the request asynchronously; `done` runs exactly once, on a transport
   // thread. REQUIRES: `done` does not block for long.
+  // REQUIRES: the executor outlives every operation it started (destroy the
+  // transport first: it completes whatever is pending with "Shutdown").
   void Execute(S3Request request, std::shared_ptr<BodySink> sink, S3Callback done);
   // Blocks the calling thread until done. REQUIRES: not called on a transport thread.
   Result<S3Response> ExecuteSync(S3Request request, std::shared_ptr<BodySink> sink = nullptr);
