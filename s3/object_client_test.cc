@@ -68,6 +68,35 @@ TEST_F(ObjectClientTest, HeadObject404WithoutBodyIsEnoent) {
   EXPECT_EQ(r.error().http_status, 404);
 }
 
+TEST_F(ObjectClientTest, HeadObjectWithoutContentLengthIsMalformed) {
+  fake_.AddResponse("HEAD", "/bkt/k", FakeResponse{200, {{"Content-Length", "lots"}}});
+  auto r = client_->HeadObject({"bkt", "k"});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, "MalformedResponse");
+  EXPECT_EQ(r.error().errno_value, EIO);
+}
+
+TEST_F(ObjectClientTest, GetWithLengthOnlyStartsAtZeroAndSendsIfMatch) {
+  fake_.AddResponder("GET", "/bkt/obj", [](const RecordedRequest& r) {
+    return FakeHttpTransport::RangedObject(r, "0123456789", "\"v1\"");
+  });
+  std::vector<std::byte> buf(3);
+  GetObjectParams p{"bkt", "obj"};
+  p.length = 3;
+  p.if_match = "\"v1\"";
+  auto r = client_->GetObject(p, buf);
+  ASSERT_TRUE(r.ok()) << r.error().ToString();
+  EXPECT_EQ(Str(buf, 3), "012");
+  EXPECT_EQ(OnlyRequest().Header("Range"), "bytes=0-2");
+  EXPECT_EQ(OnlyRequest().Header("If-Match"), "\"v1\"");
+
+  // The object changed: 412, no bytes reported.
+  p.if_match = "\"v0\"";
+  auto stale = client_->GetObject(p, buf);
+  ASSERT_FALSE(stale.ok());
+  EXPECT_EQ(stale.error().http_status, 412);
+}
+
 TEST_F(ObjectClientTest, KeysAreEncodedInUrls) {
   const std::string key = "dir/a b+c%d?e#f\xC3\xBC\xE2\x82\xAC~._-";
   fake_.AddResponse("PUT", "/", FakeResponse{200, {{"ETag", "\"e\""}}});

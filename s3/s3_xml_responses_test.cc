@@ -95,6 +95,16 @@ TEST(S3XmlTest, ListObjectsV2DecodesUrlEncodedKeys) {
   EXPECT_EQ(r->common_prefixes, (std::vector<std::string>{"dir with space/"}));
 }
 
+TEST(S3XmlTest, ListObjectsV2KeepsWhitespaceKeys) {
+  auto r = ParseListObjectsV2(
+      "<ListBucketResult><Contents><Key>  </Key><Size>1</Size></Contents>"
+      "<Contents><Key> a b </Key><Size>2</Size></Contents></ListBucketResult>");
+  ASSERT_TRUE(r.ok()) << r.error().ToString();
+  ASSERT_EQ(r->objects.size(), 2u);
+  EXPECT_EQ(r->objects[0].key, "  ");
+  EXPECT_EQ(r->objects[1].key, " a b ");
+}
+
 TEST(S3XmlTest, ListObjectsV2WithoutEncodingTypeKeepsKeysVerbatim) {
   // A server that ignores encoding-type=url sends raw keys: do not decode.
   auto r = ParseListObjectsV2(
