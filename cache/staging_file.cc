@@ -1,0 +1,143 @@
+// StagingFile: anonymous 0600 files under the staging directory (see header).
+#include "cache/staging_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+#include <vector>
+
+namespace bucketfs::cache {
+namespace {
+
+Error IoError(int err, const std::string& what) {
+  // ENOSPC and EDQUOT mean "disk full" to the application; anything else the
+  // disk does wrong is an I/O error.
+  const int mapped = (err == ENOSPC || err == EDQUOT) ? ENOSPC : (err == 0 ? EIO : err);
+  return MakeError(mapped, mapped == ENOSPC ? "StagingFull" : "StagingIO",
+                   what + ": " + std::strerror(err == 0 ? EIO : err));
+}
+
+}  // namespace
+
+ssize_t StagingFileOps::PWrite(int fd, const void* buf, size_t n, off_t offset) {
+  return ::pwrite(fd, buf, n, offset);
+}
+ssize_t StagingFileOps::PRead(int fd, void* buf, size_t n, off_t offset) {
+  return ::pread(fd, buf, n, offset);
+}
+int StagingFileOps::FTruncate(int fd, off_t size) { return ::ftruncate(fd, size); }
+
+bool StagingSpace::TryAdd(uint64_t bytes) {
+  uint64_t used = used_.load(std::memory_order_relaxed);
+  for (;;) {
+    if (limit_ != 0 && used + bytes > limit_) return false;
+    if (used_.compare_exchange_weak(used, used + bytes, std::memory_order_relaxed)) break;
+  }
+  uint64_t now = used + bytes;
+  uint64_t peak = peak_.load(std::memory_order_relaxed);
+  while (now > peak && !peak_.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+  }
+  return true;
+}
+
+void StagingSpace::Sub(uint64_t bytes) { used_.fetch_sub(bytes, std::memory_order_relaxed); }
+
+Status EnsureStagingDir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return IoError(ec.value(), "cannot create staging directory " + dir);
+  // Only the daemon's user may see what is being written.
+  if (::chmod(dir.c_str(), 0700) != 0) {
+    return IoError(errno, "cannot set mode 0700 on staging directory " + dir);
+  }
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<StagingFile>> StagingFile::Create(const std::string& dir,
+                                                         std::shared_ptr<StagingFileOps> ops,
+                                                         std::shared_ptr<StagingSpace> space) {
+  if (!ops) ops = std::make_shared<StagingFileOps>();
+  int fd = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    // Filesystems without O_TMPFILE: a named file, unlinked at once.
+    std::string path = dir + "/bucketfs-staging-XXXXXX";
+    std::vector<char> name(path.begin(), path.end());
+    name.push_back('\0');
+    fd = ::mkostemp(name.data(), O_CLOEXEC);
+    if (fd < 0) return IoError(errno, "cannot create a staging file in " + dir);
+    ::unlink(name.data());
+    ::fchmod(fd, 0600);
+  }
+  return std::unique_ptr<StagingFile>(new StagingFile(fd, std::move(ops), std::move(space)));
+}
+
+StagingFile::~StagingFile() {
+  if (space_) space_->Sub(size_);
+  ::close(fd_);
+}
+
+Status StagingFile::Grow(uint64_t new_size) {
+  if (new_size <= size_) return Status::Ok();
+  if (space_ && !space_->TryAdd(new_size - size_)) {
+    return MakeError(
+        ENOSPC, "StagingFull",
+        "staging space limit of " + std::to_string(space_->limit()) + " bytes reached");
+  }
+  size_ = new_size;
+  return Status::Ok();
+}
+
+Status StagingFile::Write(uint64_t offset, std::span<const std::byte> data) {
+  const uint64_t old_size = size_;
+  if (Status s = Grow(offset + data.size()); !s.ok()) return s;
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = ops_->PWrite(fd_, data.data() + done, data.size() - done,
+                             static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = n < 0 ? errno : ENOSPC;  // pwrite returning 0 means no room
+      Error e = IoError(err, "staging write");
+      if (space_ && size_ > old_size) space_->Sub(size_ - old_size);
+      size_ = old_size;
+      return e;
+    }
+    done += static_cast<size_t>(n);
+  }
+  return Status::Ok();
+}
+
+Status StagingFile::Read(uint64_t offset, std::span<std::byte> dest) {
+  size_t done = 0;
+  while (done < dest.size()) {
+    ssize_t n =
+        ops_->PRead(fd_, dest.data() + done, dest.size() - done, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return IoError(errno, "staging read");
+    if (n == 0) {  // past the end of what was written: zeros
+      std::memset(dest.data() + done, 0, dest.size() - done);
+      break;
+    }
+    done += static_cast<size_t>(n);
+  }
+  return Status::Ok();
+}
+
+Status StagingFile::Truncate(uint64_t size) {
+  if (ops_->FTruncate(fd_, static_cast<off_t>(size)) != 0) {
+    return IoError(errno, "staging truncate");
+  }
+  if (size < size_) {
+    if (space_) space_->Sub(size_ - size);
+    size_ = size;
+    return Status::Ok();
+  }
+  return Grow(size);
+}
+
+}  // namespace bucketfs::cache
