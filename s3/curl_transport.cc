@@ -198,7 +198,9 @@ int SeekCallback(void* user, curl_off_t offset, int origin) {
 class Worker {
  public:
   Worker(const CurlTransportOptions& options, long max_connections)
-      : options_(options), multi_(curl_multi_init()) {
+      : options_(options),
+        max_free_handles_(static_cast<size_t>(std::max(4L, max_connections))),
+        multi_(curl_multi_init()) {
     curl_multi_setopt(multi_.get(), CURLMOPT_MAX_HOST_CONNECTIONS, max_connections);
     curl_multi_setopt(multi_.get(), CURLMOPT_MAX_TOTAL_CONNECTIONS, max_connections);
     curl_multi_setopt(multi_.get(), CURLMOPT_MAXCONNECTS, std::max(2 * max_connections, 16L));
@@ -432,7 +434,7 @@ class Worker {
     std::unique_ptr<Transfer> t(raw);
     active_.erase(raw);
     std::shared_ptr<HttpResponseHandler> handler = std::move(t->handler);
-    if (t->easy && free_easy_.size() < kMaxFreeHandles) free_easy_.push_back(std::move(t->easy));
+    if (t->easy && free_easy_.size() < max_free_handles_) free_easy_.push_back(std::move(t->easy));
     // Not busy any more before the handler runs: a follow-up request it
     // submits (or its caller's next one) should come back to this worker and
     // its warm connection.
@@ -440,9 +442,10 @@ class Worker {
     handler->OnComplete(std::move(status));
   }
 
-  static constexpr size_t kMaxFreeHandles = 256;
-
   const CurlTransportOptions& options_;
+  // An idle easy handle keeps its receive buffer (buffer_size bytes), so
+  // keep only about as many as this worker can have connections.
+  const size_t max_free_handles_;
   MultiHandle multi_;
   std::atomic<int> load_{0};  // submitted and not yet completed
   std::mutex mu_;

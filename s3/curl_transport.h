@@ -35,7 +35,10 @@ struct CurlTransportOptions {
   std::string ca_bundle;     // "" = system CAs
   bool verify_tls = true;
   std::string user_agent = "bucketfs/0.1";
-  long buffer_size = 512 * 1024;  // CURLOPT_BUFFERSIZE: bigger chunks, fewer callbacks
+  // CURLOPT_BUFFERSIZE: bigger reads, fewer callbacks. Measured on loopback
+  // (1 GiB in 8 ranged GETs from s3sim): 16 KiB ~1.0, 128 KiB ~0.7,
+  // 512 KiB ~0.3-0.45, 2 MiB ~0.3 CPU-s/GiB. Idle handles keep it allocated.
+  long buffer_size = 512 * 1024;
 };
 
 // Initializes libcurl once per process (curl_global_init) and starts the
