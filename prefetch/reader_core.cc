@@ -96,17 +96,31 @@ void ReaderCore::PlanSequential(uint64_t o, uint64_t e, Plan& plan) {
   const uint64_t low =
       stream_pos_ > cfg_.backward_tolerance ? stream_pos_ - cfg_.backward_tolerance : 0;
   const uint64_t high = std::max(frontier_, stream_pos_) + cfg_.max_forward_skip;
+  const bool continues = o >= last_end_ && o - last_end_ <= cfg_.random_floor;
+  last_end_ = e;
   if (o < low || o > high) {
+    if (++outside_ < kSeekAfterOutsideReads) {
+      // One read far from the stream (a lagging or early request from another
+      // thread, or the first read after a seek): serve it on the side.
+      PlanBlock(o, e, plan);
+      return;
+    }
     // A seek: drop the stream (parts in flight finish and are discarded).
     LeaveStream();
     seq_parts_.clear();
     window_ = cfg_.initial_window;
     ++stats_.seeks;
-    run_ = 1;
-    last_end_ = e;
-    PlanBlock(o, e, plan);
+    outside_ = 0;
+    run_ = continues ? 2 : 1;
+    if (run_ >= cfg_.sequential_trigger) {
+      StartStream(o);  // the reads outside were themselves sequential
+      PlanStreamRead(o, e, plan);
+    } else {
+      PlanBlock(o, e, plan);
+    }
     return;
   }
+  outside_ = 0;
   if (o < stream_pos_ && !SeqCovers(o, e)) {
     // A straggler behind the stream whose part is gone: serve it on the side.
     PlanBlock(o, e, plan);

@@ -10,7 +10,8 @@
 //                of it, up to max_window, as far as the budget allows; parts are
 //                min(part_size, window) long, at most max_parts_in_flight are in
 //                flight. Reads inside [stream_pos - backward_tolerance,
-//                frontier + max_forward_skip] keep the stream; parts wholly
+//                frontier + max_forward_skip] keep the stream (a single read
+//                outside is served on the side; two in a row are a seek); parts wholly
 //                behind the stream position are released except the last one.
 //                Each stream keeps at most its fair share of the budget
 //                (limit / active streams, minus one part) scheduled ahead.
@@ -51,6 +52,9 @@ class ReaderCore : public std::enable_shared_from_this<ReaderCore> {
 
  private:
   enum class Mode { kWhole, kSequential, kRandom };
+  // Consecutive requests outside the stream's tolerance that make a seek: a
+  // single one is served on the side and keeps the stream.
+  static constexpr int kSeekAfterOutsideReads = 2;
   struct Plan {
     std::vector<PartPtr> needed;    // parts covering the read, in offset order
     std::vector<PartPtr> to_fetch;  // new parts to start once mu_ is released
@@ -99,6 +103,7 @@ class ReaderCore : public std::enable_shared_from_this<ReaderCore> {
   bool any_read_ = false;
   uint64_t last_end_ = 0;  // end of the previous request
   int run_ = 0;            // consecutive sequential requests seen in random mode
+  int outside_ = 0;        // consecutive requests outside the stream (sequential mode)
   int in_flight_ = 0;      // fetches of this reader not yet done
   ReaderStats stats_;      // guarded by mu_
 };
