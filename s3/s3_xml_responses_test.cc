@@ -232,6 +232,29 @@ TEST(S3XmlTest, CompleteMultipartUploadSuccess) {
   EXPECT_EQ(r->etag, "\"3858f62230ac3c915f300c664312c11f-9\"");
 }
 
+TEST(S3XmlTest, CompleteMultipartUploadAfterKeepAliveWhitespace) {
+  // While it assembles the parts, S3 sends whitespace to keep the connection
+  // open; the document (declaration included) follows it.
+  const std::string ok = std::string(300, ' ') + "\n \n" +
+                         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                         "<CompleteMultipartUploadResult><ETag>\"x-3\"</ETag>"
+                         "</CompleteMultipartUploadResult>";
+  auto r = ParseCompleteMultipartUpload(ok);
+  ASSERT_TRUE(r.ok()) << r.error().ToString();
+  EXPECT_EQ(r->etag, "\"x-3\"");
+  const std::string err = std::string(100, ' ') +
+                          "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                          "<Error><Code>InternalError</Code></Error>";
+  auto e = ParseCompleteMultipartUpload(err);
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.error().code, "InternalError");
+  EXPECT_TRUE(e.error().retryable);
+  // Only whitespace arrived (the body was cut): a clear error.
+  auto cut = ParseCompleteMultipartUpload(std::string(500, ' '));
+  ASSERT_FALSE(cut.ok());
+  EXPECT_EQ(cut.error().code, "MalformedResponse");
+}
+
 TEST(S3XmlTest, CompleteMultipartUploadErrorInsideHttp200) {
   // S3 sends 200 first, then this body when the completion fails.
   auto r = ParseCompleteMultipartUpload(R"(<?xml version="1.0" encoding="UTF-8"?>
