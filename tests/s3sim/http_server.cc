@@ -296,7 +296,7 @@ void HttpServer::ServeConnection(int fd) {
     if (chunked) {
       if (!ReadChunked(in, &req->body, config_.max_body)) break;
     } else if (content_length > 0) {
-      req->body.resize(content_length);
+      ResizeLargeBuffer(req->body, content_length);
       if (!ReadPaced(in, req->body.data(), content_length, config_.conn_mbps)) break;
     }
     HttpResponse resp = app_->Handle(*req);

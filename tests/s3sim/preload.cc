@@ -122,7 +122,7 @@ std::optional<std::string> Preload(Store& store, const PreloadSpec& spec, uint64
       for (uint64_t i = next++; i < spec.count; i = next++) {
         std::string key = PreloadKey(spec, i);
         auto data = std::make_shared<std::string>();
-        data->resize(spec.size);
+        ResizeLargeBuffer(*data, spec.size);
         FillPreloadBytes(seed, spec.bucket, key, data->data(), spec.size, inner);
         auto obj = std::make_shared<Object>();
         obj->etag = SinglePartEtag(*data);

@@ -157,7 +157,7 @@ Expected<ObjectPtr> Store::Complete(const std::string& bucket, const std::string
     md5s.push_back(p.md5);
   }
   auto data = std::make_shared<std::string>();
-  data->resize(total);
+  ResizeLargeBuffer(*data, total);
   size_t off = 0;
   for (const Part& p : chosen) {
     std::memcpy(data->data() + off, p.data->data(), p.data->size());

@@ -2,6 +2,7 @@
 
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
+#include <sys/mman.h>
 
 #include <cctype>
 
@@ -211,6 +212,17 @@ bool IsValidUtf8(std::string_view s) {
     i += n + 1;
   }
   return true;
+}
+
+void ResizeLargeBuffer(std::string& s, size_t n) {
+  constexpr uintptr_t kHuge = 2 << 20;
+  if (n >= 4 * kHuge && s.capacity() < n) {
+    s.reserve(n);
+    auto begin = (reinterpret_cast<uintptr_t>(s.data()) + kHuge - 1) & ~(kHuge - 1);
+    auto end = (reinterpret_cast<uintptr_t>(s.data()) + n) & ~(kHuge - 1);
+    if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+  }
+  s.resize(n);
 }
 
 }  // namespace s3sim

@@ -39,6 +39,11 @@ std::optional<uint64_t> ParseU64(std::string_view s);
 
 bool IsValidUtf8(std::string_view s);
 
+// Resizes s to n bytes for use as a large object buffer: the memory is
+// reserved first and advised for transparent huge pages before it is first
+// touched, which cuts page faults and TLB misses (costly in VMs) ~500-fold.
+void ResizeLargeBuffer(std::string& s, size_t n);
+
 }  // namespace s3sim
 
 #endif  // TESTS_S3SIM_UTIL_H_
