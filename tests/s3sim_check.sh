@@ -6,9 +6,16 @@
 #  3. --ttfb-ms 30: every response's first byte arrives after >= 30 ms.
 #  4. A request signed with the wrong secret gets 403 (the right one 200).
 # Usage: tests/s3sim_check.sh [path/to/s3sim]   (exits non-zero on failure)
-# The throughput figures need a quiet machine: on a shared, loaded one, run it
-# as `nice -n -10 tests/s3sim_check.sh` (servers and curl alike inherit it).
+# The throughput figures need the CPU: on a shared, loaded machine (with
+# kernel autogroup scheduling every terminal session gets an equal share, so
+# plain nice does not help), run it as root with S3SIM_CHECK_BOOST=1: it then
+# re-executes itself in a new session whose autogroup has nice -10; servers and
+# curl alike inherit that, so the comparison stays fair.
 set -euo pipefail
+if [[ "${S3SIM_CHECK_BOOST:-0}" == 1 && -z "${S3SIM_CHECK_BOOSTED:-}" ]]; then
+  exec setsid bash -c 'echo -10 > /proc/self/autogroup 2>/dev/null || true
+    export S3SIM_CHECK_BOOSTED=1; exec nice -n -10 bash "$0" "$@"' "${BASH_SOURCE[0]}" "$@"
+fi
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 s3sim="${1:-${S3SIM:-}}"
 if [[ -z "$s3sim" ]]; then
@@ -103,6 +110,9 @@ ratio=$(awk -v a="$sim_mbps" -v b="$rver_mbps" 'BEGIN { printf "%.2f", a / b }')
 echo "s3sim $sim_mbps MB/s, s3rver $rver_mbps MB/s, ratio ${ratio}x"
 echo "server CPU per GiB served: s3sim ${sim_cpu} s, s3rver ${rver_cpu} s (load average: $(cut -d' ' -f1-3 /proc/loadavg))"
 check "throughput ratio" "$(fgt "$ratio" 2 && echo 1 || echo 0)" "s3sim/s3rver = ${ratio}x (need >= 2)"
+if ! fgt "$ratio" 2 && [[ -z "${S3SIM_CHECK_BOOSTED:-}" ]]; then
+  echo "      (on a loaded shared machine, rerun with S3SIM_CHECK_BOOST=1; see the header)"
+fi
 
 echo "== 2-4. shaped, signed server (--conn-mbps 100 --ttfb-ms 30)"
 start_s3sim shaped --conn-mbps 100 --ttfb-ms 30 --access-key checkkey --secret-key checksecret \
