@@ -178,6 +178,9 @@ class LoopbackServer {
       for (int i = 0; i < 100 && !stop_; ++i) std::this_thread::sleep_for(50ms);
       return false;
     }
+    if (path == "/long") {  // more bytes than Content-Length, then keep-alive
+      return SendAll(fd, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhelloEXTRA");
+    }
     if (path == "/b/flaky") return Flaky(fd, req);
     return SendAll(fd, "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
   }
@@ -302,6 +305,17 @@ TEST_F(CurlTransportTest, BodyShorterThanContentLengthIsTruncated) {
   EXPECT_EQ(s.error().code, "Truncated");
   EXPECT_TRUE(s.error().retryable);
   EXPECT_EQ(s.error().errno_value, EIO);
+}
+
+TEST_F(CurlTransportTest, BytesPastContentLengthAreNotDeliveredNorReused) {
+  auto c = Send(Get("/long"));
+  ASSERT_TRUE(Wait(c).ok());
+  EXPECT_EQ(c->body, "hello");
+  // The excess must not be read as the next response on that connection.
+  auto next = Send(Get("/hello"));
+  ASSERT_TRUE(Wait(next).ok());
+  EXPECT_EQ(next->status, 200);
+  EXPECT_EQ(next->body, "hello world");
 }
 
 TEST_F(CurlTransportTest, StalledBodyIsStalledWithinLowSpeedTime) {
