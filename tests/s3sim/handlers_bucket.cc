@@ -104,6 +104,14 @@ HttpResponse HandleListObjects(Store& store, const S3Request& r, bool v2) {
     }
   } else {
     p.start_after = r.Q("marker");
+    // A v1 NextMarker may be a common prefix: resume after everything under it
+    // instead of rolling its keys up into the same prefix again.
+    const std::string& m = p.start_after;
+    if (!p.delimiter.empty() && m.size() >= p.delimiter.size() &&
+        m.compare(m.size() - p.delimiter.size(), p.delimiter.size(), p.delimiter) == 0 &&
+        m.compare(0, p.prefix.size(), p.prefix) == 0) {
+      p.resume_at = PrefixSuccessor(m);
+    }
   }
   auto page = store.List(r.bucket, p);
   if (!page.ok()) return ErrorResponse(page.error(), r);

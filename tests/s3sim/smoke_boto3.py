@@ -96,6 +96,14 @@ pref = [p["Prefix"] for page in pg.paginate(Bucket="smoke", Delimiter="/", Pagin
         for p in page.get("CommonPrefixes", [])]
 assert pref == ["a/", "d/", "sp ace/", "tilde~/", "uni/"], pref
 
+pg1 = s3.get_paginator("list_objects")
+pref1 = [p["Prefix"] for page in pg1.paginate(Bucket="smoke", Delimiter="/", PaginationConfig={"PageSize": 1})
+         for p in page.get("CommonPrefixes", [])]
+assert pref1 == ["a/", "d/", "sp ace/", "tilde~/", "uni/"], pref1
+keys1 = [c["Key"] for page in pg1.paginate(Bucket="smoke", PaginationConfig={"PageSize": 2})
+         for c in page.get("Contents", [])]
+assert keys1 == keys, keys1
+
 # Multipart (server started with --min-part-size 5).
 mp = s3.create_multipart_upload(Bucket="smoke", Key="mp")
 uid = mp["UploadId"]
