@@ -1,0 +1,572 @@
+#!/usr/bin/env python3
+"""One-command benchmark: fio jobs on bucketfs, s3fs and rclone mount against
+one S3 server, next to the direct client (`bucketfs s3 bench`).
+
+  fio-jobs/harness/bench.py --server s3sim|s3sim-shaped|s3rver \
+      [--jobs seq1,seq8,rand4k,rand1m,small,write1,write4] [--size 1g] \
+      [--targets bucketfs,direct,s3fs,rclone] [--out DIR]
+
+Per job and target: mount (daemon kept in the foreground so its pid is ours),
+drop the page cache, run fio (cold), for reads run it again (warm), read the
+daemon's CPU (utime+stime+children from /proc/PID/stat) around each fio run
+and its VmHWM before unmounting. The direct target runs the matching
+`bucketfs s3 bench` transfer (its own CPU and peak RSS via wait4). Results:
+a table on stdout, DIR/results.json, DIR/chart.png (gnuplot). Mounts are
+always unmounted (fusermount3 -uz) and the server killed, even on errors.
+Python 3 standard library only.
+"""
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+JOBDIR = os.path.join(ROOT, "fio-jobs")
+BUCKET = "bench"
+TICK = os.sysconf("SC_CLK_TCK")
+GIB = 1 << 30
+
+# job name -> fio file, kind, direct-client equivalent (built in direct_cmd).
+JOBS = {
+    "seq1": ("read/seq_read_1t_1m_1g.fio", "read"),
+    "seq8": ("read/seq_read_8t_1m_1g.fio", "read"),
+    "rand4k": ("read/rand_read_4k_4t_qd4.fio", "read"),
+    "rand1m": ("read/rand_read_1m_4t_qd2.fio", "read"),
+    "small": ("read/small_files_128k_shuffled.fio", "read"),
+    "write1": ("write/seq_write_1t_1m_1g.fio", "write"),
+    "write4": ("write/seq_write_4t_1m_1g.fio", "write"),
+}
+
+
+def log(msg):
+    print(f"[bench {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def parse_size(s):
+    s = s.strip().lower()
+    for suffix in ("ib", "b"):
+        if s.endswith(suffix) and not s[:-len(suffix)].isdigit():
+            s = s[:-len(suffix)]
+            break
+    mult = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+    if s and s[-1] in mult:
+        return int(float(s[:-1]) * mult[s[-1]])
+    return int(s)
+
+
+def find_bin(explicit, candidates):
+    if explicit:
+        return explicit
+    found = [c for c in candidates if os.path.isfile(c) and os.access(c, os.X_OK)]
+    if not found:
+        sys.exit(f"bench: none of {candidates} is built")
+    return max(found, key=os.path.getmtime)
+
+
+# ---------------------------------------------------------------- server ---
+
+
+class Server:
+    def __init__(self, kind, s3sim_bin):
+        self.kind = kind
+        self.env = {}
+        base = "s3rver" if kind == "s3rver" else "s3sim"
+        args = ["bash", os.path.join(ROOT, "tests/fixtures/start-server.sh"), base, "--bucket", BUCKET]
+        if kind == "s3sim-shaped":
+            args += ["--ttfb-ms", "20", "--conn-mbps", "100"]
+        env = dict(os.environ, S3SIM_BIN=s3sim_bin)
+        out = subprocess.run(args, env=env, check=True, capture_output=True, text=True).stdout
+        for line in out.splitlines():
+            if line.startswith("export ") and "=" in line:
+                k, v = line[len("export "):].split("=", 1)
+                self.env[k] = v
+        self.endpoint = self.env["S3_ENDPOINT"]
+        self.pid = int(self.env["S3_SERVER_PID"])
+        log(f"{kind} at {self.endpoint} (pid {self.pid})")
+
+    def stop(self):
+        try:
+            os.killpg(self.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            os.kill(self.pid, signal.SIGTERM)
+        time.sleep(0.5)
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        shutil.rmtree(self.env.get("S3_SERVER_DIR", "/nonexistent"), ignore_errors=True)
+
+    def client_env(self):
+        env = dict(os.environ)
+        env.update(self.env)
+        return env
+
+
+# ------------------------------------------------------------- utilities ---
+
+
+def proc_cpu(pid):
+    """utime+stime+cutime+cstime of pid and its live children, in seconds."""
+    total = 0.0
+    for p in [pid] + children(pid):
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += sum(int(x) for x in fields[11:15]) / TICK
+        except OSError:
+            pass
+    return total
+
+
+def children(pid):
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        return []
+
+
+def vm_hwm(pid):
+    best = 0
+    for p in [pid] + children(pid):
+        try:
+            with open(f"/proc/{p}/status") as f:
+                for line in f:
+                    if line.startswith("VmHWM:"):
+                        best = max(best, int(line.split()[1]) * 1024)
+        except OSError:
+            pass
+    return best
+
+
+def drop_caches():
+    os.sync()
+    try:
+        with open("/proc/sys/vm/drop_caches", "w") as f:
+            f.write("3\n")
+        return True
+    except OSError as e:
+        log(f"cannot drop the page cache ({e}); cold runs are not cold")
+        return False
+
+
+def is_mounted(path):
+    path = os.path.realpath(path)
+    with open("/proc/mounts") as f:
+        return any(line.split()[1] == path for line in f)
+
+
+def run(cmd, env=None, timeout=None, check=True):
+    log("$ " + " ".join(cmd))
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+    if check and r.returncode != 0:
+        raise RuntimeError(f"{cmd[0]} exited {r.returncode}: {r.stderr.strip()[-2000:]}")
+    return r
+
+
+# --------------------------------------------------------------- targets ---
+
+
+class Mount:
+    """A FUSE daemon in the foreground: bucketfs, s3fs or rclone."""
+
+    def __init__(self, target, server, bins, workdir, write):
+        self.target = target
+        self.mnt = tempfile.mkdtemp(prefix=f"mnt-{target}-", dir=workdir)
+        self.log_path = os.path.join(workdir, f"{target}-daemon.log")
+        env = server.client_env()
+        ep = server.endpoint
+        if target == "bucketfs":
+            cmd = [bins["bucketfs"], f"s3://{BUCKET}", self.mnt, "--endpoint-url", ep,
+                   "--force-path-style", "-f", "--allow-delete", "--allow-overwrite",
+                   "--log-level", "warn"]
+        elif target == "s3fs":
+            pw = os.path.join(workdir, "s3fs.passwd")
+            with open(os.open(pw, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
+                f.write(f"{env['AWS_ACCESS_KEY_ID']}:{env['AWS_SECRET_ACCESS_KEY']}\n")
+            cmd = ["s3fs", BUCKET, self.mnt, "-f", "-o", f"url={ep}", "-o", "use_path_request_style",
+                   "-o", f"passwd_file={pw}", "-o", "endpoint=us-east-1"]
+        elif target == "rclone":
+            env.pop("AWS_CA_BUNDLE", None)
+            env.update({
+                "RCLONE_CONFIG_S3_TYPE": "s3", "RCLONE_CONFIG_S3_PROVIDER": "Other",
+                "RCLONE_CONFIG_S3_ENDPOINT": ep,
+                "RCLONE_CONFIG_S3_ACCESS_KEY_ID": env["AWS_ACCESS_KEY_ID"],
+                "RCLONE_CONFIG_S3_SECRET_ACCESS_KEY": env["AWS_SECRET_ACCESS_KEY"],
+                "RCLONE_CONFIG_S3_REGION": "us-east-1", "RCLONE_CONFIG_S3_FORCE_PATH_STYLE": "true",
+            })
+            # off: reads and writes stream; "writes" would upload after close,
+            # so the figure would measure the local disk.
+            cmd = ["rclone", "mount", f"s3:{BUCKET}", self.mnt, "--vfs-cache-mode", "off"]
+        else:
+            raise ValueError(target)
+        log("$ " + " ".join(cmd))
+        self.logf = open(self.log_path, "ab")
+        self.proc = subprocess.Popen(cmd, env=env, stdout=self.logf, stderr=subprocess.STDOUT,
+                                     start_new_session=True)
+        deadline = time.time() + 30
+        while not is_mounted(self.mnt):
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"{target} exited {self.proc.returncode} before mounting; "
+                                   f"log: {tail(self.log_path)}")
+            if time.time() > deadline:
+                raise RuntimeError(f"{target} did not mount within 30 s; log: {tail(self.log_path)}")
+            time.sleep(0.1)
+        self.pid = self.proc.pid
+
+    def close(self):
+        if is_mounted(self.mnt):
+            subprocess.run(["fusermount3", "-uz", self.mnt], capture_output=True)
+        try:
+            self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            log(f"{self.target} did not exit after unmount; killing pid {self.proc.pid}")
+            self.proc.kill()
+            self.proc.wait()
+        self.logf.close()
+        try:
+            os.rmdir(self.mnt)
+        except OSError:
+            pass
+
+
+def tail(path, n=1500):
+    try:
+        with open(path, "rb") as f:
+            return f.read()[-n:].decode(errors="replace").strip()
+    except OSError:
+        return ""
+
+
+def fio_run(jobfile, env, timeout):
+    t0 = time.monotonic()
+    r = run(["fio", "--output-format=json", os.path.join(JOBDIR, jobfile)], env=env,
+            timeout=timeout, check=False)
+    wall = time.monotonic() - t0
+    text = r.stdout[r.stdout.find("{"):] if "{" in r.stdout else ""
+    if r.returncode != 0 or not text:
+        raise RuntimeError(f"fio exited {r.returncode}: {(r.stderr or r.stdout).strip()[-1500:]}")
+    data = json.loads(text)
+    job = data["jobs"][0]
+    errors = sum(j.get("error", 0) for j in data["jobs"])
+    if errors:
+        raise RuntimeError(f"fio job error {errors}: {r.stderr.strip()[-800:]}")
+    return job, wall
+
+
+def measure_mount(args, server, bins, workdir, job, target, run_id):
+    jobfile, kind = JOBS[job]
+    m = Mount(target, server, bins, workdir, kind == "write")
+    rows = []
+    try:
+        env = dict(os.environ, DIR=m.mnt, SIZE=str(args.size_bytes), RUNTIME=str(args.runtime),
+                   NRFILES=str(args.small_files // 4), RUN_ID=f"{target}-{run_id}")
+        if kind == "write":
+            os.makedirs(os.path.join(m.mnt, "write"), exist_ok=True)
+        modes = ["cold", "warm"] if kind == "read" and not args.no_warm else ["cold"]
+        for mode in modes:
+            if mode == "cold":
+                drop_caches()
+            cpu0 = proc_cpu(m.pid)
+            fj, wall = fio_run(jobfile, env, timeout=args.timeout)
+            cpu = proc_cpu(m.pid) - cpu0
+            side = fj["write"] if kind == "write" else fj["read"]
+            nbytes = side["io_bytes"]
+            # Writes: bytes over fio's wall time, close and fsync included.
+            mbps = nbytes / wall / 1e6 if kind == "write" else side["bw_bytes"] / 1e6
+            rows.append({"job": job, "target": target, "mode": mode, "mb_s": mbps,
+                         "iops": side.get("iops", 0), "bytes": nbytes, "wall_s": wall,
+                         "cpu_s": cpu, "cpu_s_per_gib": cpu / (nbytes / GIB) if nbytes else None,
+                         "lat_p99_ms": side.get("clat_ns", {}).get("percentile", {})
+                         .get("99.000000", 0) / 1e6})
+        if args.verify and job == "seq1":
+            rows[0]["verified"] = verify(m.mnt, args)
+        hwm = vm_hwm(m.pid)
+        for r in rows:
+            r["peak_rss_mib"] = hwm / (1 << 20)
+    finally:
+        m.close()
+    return rows
+
+
+def verify(mnt, args):
+    """Whole-file compare of seq/file-0 read through the mount with the source."""
+    import hashlib
+    h = hashlib.sha256()
+    with open(os.path.join(mnt, "seq", "file-0"), "rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+    ok = h.hexdigest() == args.source_sha256
+    log(f"verify seq/file-0 through the mount: {'OK' if ok else 'MISMATCH'}")
+    return ok
+
+
+def direct_cmd(args, bins, server, job, run_id):
+    b = [bins["bucketfs"], "s3", "bench"]
+    common = ["--endpoint-url", server.endpoint, "--force-path-style", "--json", "--no-progress"]
+    seq = f"s3://{BUCKET}/seq/file"
+    size = str(args.size_bytes)
+    if job == "seq1":
+        return b + ["get", seq + "-0", "--connections", str(args.conns), "--part-size", "8M"] + common
+    if job == "seq8":
+        return b + ["get", seq, "--objects", "8", "--connections", str(args.conns8),
+                    "--part-size", "8M"] + common
+    if job == "rand4k":
+        return b + ["get-random", seq + "-0", "--block", "4K", "--iodepth", "16",
+                    "--count", str(args.rand_count)] + common
+    if job == "rand1m":
+        return b + ["get-random", seq + "-0", "--block", "1M", "--iodepth", "8",
+                    "--count", str(max(64, args.rand_count // 20))] + common
+    if job == "write1":
+        return b + ["put", f"s3://{BUCKET}/write/direct-{run_id}", "--size", size,
+                    "--connections", "4", "--part-size", "16M"] + common
+    if job == "write4":
+        return b + ["put", f"s3://{BUCKET}/write/direct4-{run_id}", "--objects", "4", "--size", size,
+                    "--connections", "4", "--part-size", "16M"] + common
+    return None
+
+
+def measure_direct(args, bins, server, job, run_id):
+    cmd = direct_cmd(args, bins, server, job, run_id)
+    if cmd is None:
+        return []
+    drop_caches()
+    log("$ " + " ".join(cmd))
+    p = subprocess.Popen(cmd, env=server.client_env(), stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    _, status, ru = os.wait4(p.pid, 0)
+    out, err = p.stdout.read(), p.stderr.read()
+    p.returncode = os.waitstatus_to_exitcode(status)
+    if p.returncode != 0:
+        raise RuntimeError(f"direct client exited {p.returncode}: {err.strip()[-800:]}")
+    rep = json.loads(out.strip().splitlines()[-1])
+    cpu = ru.ru_utime + ru.ru_stime
+    return [{"job": job, "target": "direct", "mode": "cold", "mb_s": rep["mb_per_s"],
+             "iops": rep.get("iops", 0), "bytes": rep["bytes"], "wall_s": rep["seconds"],
+             "cpu_s": cpu, "cpu_s_per_gib": cpu / (rep["bytes"] / GIB),
+             "peak_rss_mib": ru.ru_maxrss / 1024, "lat_p99_ms": rep.get("lat_p99_ms", 0),
+             "connections": rep["connections"]}]
+
+
+# ------------------------------------------------------------- data set ---
+
+
+def prepare(args, bins, server, workdir, jobs):
+    env = server.client_env()
+    src = os.path.join(workdir, "source.bin")
+    need_seq = any(j in jobs for j in ("seq1", "seq8", "rand4k", "rand1m"))
+    if need_seq:
+        log(f"writing {args.size_bytes} random bytes to {src}")
+        import hashlib
+        h = hashlib.sha256()
+        with open(src, "wb") as f:
+            left = args.size_bytes
+            while left:
+                chunk = os.urandom(min(left, 8 << 20))
+                h.update(chunk)
+                f.write(chunk)
+                left -= len(chunk)
+        args.source_sha256 = h.hexdigest()
+        count = 8 if "seq8" in jobs else 1
+        t0 = time.monotonic()
+        for i in range(count):
+            run([bins["bucketfs"], "s3", "put", src, f"s3://{BUCKET}/seq/file-{i}",
+                 "--endpoint-url", server.endpoint, "--force-path-style", "--no-progress"], env=env)
+        log(f"uploaded {count} x {args.size_bytes} bytes in {time.monotonic() - t0:.1f} s")
+        os.unlink(src)
+    if "small" in jobs:
+        d = os.path.join(workdir, "small")
+        os.makedirs(d)
+        per_job = args.small_files // 4
+        for j in range(4):
+            for n in range(per_job):
+                with open(os.path.join(d, f"f-{j}-{n}"), "wb") as f:
+                    f.write(os.urandom(128 << 10))
+        renv = dict(env)
+        renv.pop("AWS_CA_BUNDLE", None)
+        renv.update({"RCLONE_CONFIG_S3_TYPE": "s3", "RCLONE_CONFIG_S3_PROVIDER": "Other",
+                     "RCLONE_CONFIG_S3_ENDPOINT": server.endpoint,
+                     "RCLONE_CONFIG_S3_ACCESS_KEY_ID": env["AWS_ACCESS_KEY_ID"],
+                     "RCLONE_CONFIG_S3_SECRET_ACCESS_KEY": env["AWS_SECRET_ACCESS_KEY"],
+                     "RCLONE_CONFIG_S3_FORCE_PATH_STYLE": "true"})
+        run(["rclone", "copy", d, f"s3:{BUCKET}/small", "--transfers", "16"], env=renv)
+        shutil.rmtree(d)
+
+
+# --------------------------------------------------------------- output ---
+
+
+def table(rows):
+    direct = {r["job"]: r for r in rows if r["target"] == "direct"}
+    hdr = f"{'job':<7} {'target':<9} {'mode':<5} {'MB/s':>9} {'IOPS':>9} {'x direct':>8} " \
+          f"{'CPU s/GiB':>9} {'peak RSS MiB':>12}"
+    lines = [hdr, "-" * len(hdr)]
+    for r in rows:
+        d = direct.get(r["job"])
+        ratio = r["mb_s"] / d["mb_s"] if d and d["mb_s"] else None
+        r["ratio_to_direct"] = ratio
+        iops = f"{r['iops']:.0f}" if r.get("iops") else "-"
+        cpu = f"{r['cpu_s_per_gib']:.2f}" if r.get("cpu_s_per_gib") is not None else "-"
+        mark = "" if r.get("verified", True) else "  DATA MISMATCH"
+        lines.append(f"{r['job']:<7} {r['target']:<9} {r['mode']:<5} {r['mb_s']:>9.1f} {iops:>9} "
+                     f"{(f'{ratio:.2f}' if ratio else '-'):>8} {cpu:>9} "
+                     f"{r.get('peak_rss_mib', 0):>12.0f}{mark}")
+    return "\n".join(lines)
+
+
+def chart(rows, targets, out, title):
+    if not shutil.which("gnuplot"):
+        log("gnuplot not found: no chart")
+        return
+    keys = []
+    for r in rows:
+        k = f"{r['job']}-{r['mode']}"
+        if k not in keys:
+            keys.append(k)
+    dat = os.path.join(out, "chart.dat")
+    with open(dat, "w") as f:
+        f.write("# case " + " ".join(targets) + "\n")
+        for k in keys:
+            vals = []
+            for t in targets:
+                v = [r["mb_s"] for r in rows if f"{r['job']}-{r['mode']}" == k and r["target"] == t]
+                vals.append(f"{v[0]:.1f}" if v else "0")
+            f.write(k + " " + " ".join(vals) + "\n")
+    plot = ", ".join(f"'{dat}' using {i + 2}:xtic(1) title '{t}'" for i, t in enumerate(targets))
+    script = f"""set terminal pngcairo size 1200,600 noenhanced
+set output '{os.path.join(out, "chart.png")}'
+set title '{title}'
+set ylabel 'MB/s'
+set style data histogram
+set style histogram clustered gap 1
+set style fill solid 0.8 border -1
+set key top right
+set grid ytics
+set xtics rotate by -30
+plot {plot}
+"""
+    sp = os.path.join(out, "chart.gp")
+    with open(sp, "w") as f:
+        f.write(script)
+    r = subprocess.run(["gnuplot", sp], capture_output=True, text=True)
+    if r.returncode != 0 and "pngcairo" in r.stderr:
+        script = script.replace("pngcairo", "png")
+        with open(sp, "w") as f:
+            f.write(script)
+        r = subprocess.run(["gnuplot", sp], capture_output=True, text=True)
+    if r.returncode != 0:
+        log(f"gnuplot failed: {r.stderr.strip()}")
+
+
+# ----------------------------------------------------------------- main ---
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--server", choices=["s3sim", "s3sim-shaped", "s3rver"], default="s3sim")
+    ap.add_argument("--jobs", default="seq1,seq8,rand4k,rand1m,small,write1,write4")
+    ap.add_argument("--targets", default="bucketfs,direct,s3fs,rclone")
+    ap.add_argument("--size", default="1g", help="file size of seq/rand/write jobs (1g, 256m)")
+    ap.add_argument("--runtime", type=int, default=15, help="seconds of each random-read fio run")
+    ap.add_argument("--rand-count", type=int, default=4000, help="direct client: 4K GETs")
+    ap.add_argument("--small-files", type=int, default=4000, help="files of the small job (4 x N/4)")
+    ap.add_argument("--conns", type=int, default=16, help="direct seq1: connections (bucketfs reader: 16 parts in flight)")
+    ap.add_argument("--conns8", type=int, default=8, help="direct seq8: connections per stream")
+    ap.add_argument("--no-warm", action="store_true", help="skip the warm (page cache kept) read runs")
+    ap.add_argument("--no-verify", dest="verify", action="store_false",
+                    help="skip the checksum of seq/file-0 read through each mount")
+    ap.add_argument("--timeout", type=int, default=900, help="seconds before a fio run is abandoned")
+    ap.add_argument("--bucketfs-bin")
+    ap.add_argument("--s3sim-bin")
+    ap.add_argument("--out", help="results directory (default /tmp/bucketfs-bench-<server>-<time>)")
+    args = ap.parse_args()
+    args.size_bytes = parse_size(args.size)
+    jobs = [j for j in args.jobs.split(",") if j]
+    targets = [t for t in args.targets.split(",") if t]
+    for j in jobs:
+        if j not in JOBS:
+            sys.exit(f"bench: unknown job {j} (known: {','.join(JOBS)})")
+    for t in targets:
+        if t not in ("bucketfs", "direct", "s3fs", "rclone"):
+            sys.exit(f"bench: unknown target {t}")
+    if os.geteuid() != 0:
+        log("not root: the page cache cannot be dropped (cold runs may be warm)")
+    bins = {
+        "bucketfs": find_bin(args.bucketfs_bin, [os.path.join(ROOT, d, "mount-tools/bucketfs") for d in
+                                                 ("build-harness", "build/release", "build")]),
+        "s3sim": find_bin(args.s3sim_bin, [os.path.join(ROOT, d, "tests/s3sim/s3sim") for d in
+                                           ("build-harness", "build/release", "build")])
+        if args.server != "s3rver" else "",
+    }
+    run_id = time.strftime("%H%M%S")
+    out = args.out or f"/tmp/bucketfs-bench-{args.server}-{time.strftime('%Y%m%d-%H%M%S')}"
+    os.makedirs(out, exist_ok=True)
+    workdir = tempfile.mkdtemp(prefix="bucketfs-bench-")
+    rows, failures = [], []
+    server = None
+    stop = {"flag": False}
+
+    def on_signal(signum, _frame):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, on_signal)
+    try:
+        server = Server(args.server, bins["s3sim"])
+        prepare(args, bins, server, workdir, jobs)
+        for job in jobs:
+            for target in targets:
+                log(f"--- {job} on {target}")
+                try:
+                    if target == "direct":
+                        got = measure_direct(args, bins, server, job, run_id)
+                    else:
+                        got = measure_mount(args, server, bins, workdir, job, target, run_id)
+                    rows += got
+                    for r in got:
+                        log(f"{job} {target} {r['mode']}: {r['mb_s']:.1f} MB/s, "
+                            f"CPU {r['cpu_s_per_gib'] or 0:.2f} s/GiB")
+                except (RuntimeError, subprocess.TimeoutExpired, OSError, KeyError, ValueError) as e:
+                    msg = str(e)
+                    log(f"FAILED {job} on {target}: {msg}")
+                    failures.append({"job": job, "target": target, "error": msg})
+    except KeyboardInterrupt:
+        log("interrupted")
+        stop["flag"] = True
+    finally:
+        with open("/proc/mounts") as f:
+            for line in f:
+                mp = line.split()[1]
+                if mp.startswith(workdir):
+                    subprocess.run(["fusermount3", "-uz", mp], capture_output=True)
+        if server:
+            server.stop()
+        for name in os.listdir(workdir) if os.path.isdir(workdir) else []:
+            if name.endswith("-daemon.log"):
+                shutil.copy(os.path.join(workdir, name), out)
+        shutil.rmtree(workdir, ignore_errors=True)
+    text = table(rows)
+    title = f"bucketfs bench: {args.server}, size {args.size}"
+    print(f"\n{title}\n{text}")
+    for f in failures:
+        print(f"FAILED {f['job']} on {f['target']}: {f['error']}")
+    meta = {"server": args.server, "size_bytes": args.size_bytes, "jobs": jobs, "targets": targets,
+            "runtime_s": args.runtime, "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "command": " ".join(sys.argv), "load_avg": os.getloadavg()}
+    with open(os.path.join(out, "results.json"), "w") as f:
+        json.dump({"meta": meta, "results": rows, "failures": failures}, f, indent=1)
+    with open(os.path.join(out, "table.txt"), "w") as f:
+        f.write(title + "\n" + text + "\n")
+    chart(rows, targets, out, title)
+    print(f"results: {out}/results.json, {out}/table.txt, {out}/chart.png")
+    return 1 if failures or stop["flag"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
