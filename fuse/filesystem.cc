@@ -75,9 +75,18 @@ Result<struct stat> Filesystem::SetAttr(Ino ino, const SetAttrRequest& request) 
   if (config_.read_only) return MakeError(EROFS, "ReadOnly", "read-only mount");
   if (request.size && in->kind == Kind::kFile) {
     if (auto local = local_.FileAttrs(in->bucket, in->key)) {
-      // A file being written can be "truncated" only to where it already is.
+      // A file being written: its writer resizes it (ENOTSUP if it cannot).
       if (*request.size != local->size) {
-        return MakeError(ENOTSUP, "Truncate", "cannot resize a file while it is written");
+        std::shared_ptr<FileWriter> writer;
+        {
+          std::lock_guard lock(handles_mu_);
+          for (const auto& [fh, h] : files_) {
+            if (h->writer && h->bucket == in->bucket && h->key == in->key) writer = h->writer;
+          }
+        }
+        if (!writer)
+          return MakeError(ENOTSUP, "Truncate", "cannot resize a file while it is written");
+        if (Status s = writer->Truncate(*request.size); !s.ok()) return s.error();
       }
     } else {
       auto attrs = HeadFresh(*in);

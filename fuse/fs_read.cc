@@ -7,6 +7,9 @@
 
 namespace bucketfs::fs {
 
+// Files after an opened one, in listing order, handed to the read path.
+constexpr size_t kHintedSiblings = 8;
+
 Result<OpenedFile> Filesystem::Open(Ino ino, int flags, pid_t pid) {
   auto in = inodes_.Get(ino);
   if (!in) return MakeError(ESTALE, "StaleInode", "inode was forgotten");
@@ -21,13 +24,24 @@ Result<OpenedFile> Filesystem::Open(Ino ino, int flags, pid_t pid) {
   OpenedFile opened;
   if ((flags & O_ACCMODE) != O_RDONLY) {
     if (config_.read_only) return MakeError(EROFS, "ReadOnly", "read-only mount");
-    // An object can only be replaced whole: O_TRUNC with --allow-overwrite.
-    if (!(flags & O_TRUNC) || !config_.allow_overwrite) {
+    if (!config_.allow_overwrite) {
       return MakeError(EPERM, "Overwrite",
-                       "existing objects can only be replaced with O_TRUNC and allow_overwrite");
+                       "existing objects can only be changed with allow_overwrite");
     }
     if (writing) return MakeError(EBUSY, "Busy", in->key + " is being written");
-    h->writer = writers_->Create(in->bucket, in->key);
+    if (flags & O_TRUNC) {
+      h->writer = writers_->Create(in->bucket, in->key);
+    } else {
+      // Append or in-place change: the writer starts from the object as it is
+      // (writers that cannot, like the sequential one, return null).
+      auto attrs = HeadFresh(*in);
+      if (!attrs.ok()) return attrs.error();
+      h->writer = writers_->CreateFrom(in->bucket, in->key, {attrs->etag, attrs->size});
+      if (!h->writer) {
+        return MakeError(EPERM, "Overwrite",
+                         "existing objects can only be replaced with O_TRUNC and allow_overwrite");
+      }
+    }
     local_.AddFile(in->bucket, in->key, h->writer);
   } else if (writing) {
     // Still being written by another handle. Empty so far (`touch f` whose
@@ -41,6 +55,9 @@ Result<OpenedFile> Filesystem::Open(Ino ino, int flags, pid_t pid) {
     const std::string previous = inodes_.ExchangeOpenEtag(ino, attrs->etag);
     opened.keep_cache = !attrs->etag.empty() && previous == attrs->etag;
     h->reader = readers_->Open({in->bucket, in->key, attrs->etag, attrs->size});
+    if (auto next = siblings_.After(in->parent, in->name, kHintedSiblings); !next.empty()) {
+      readers_->HintNextFiles(next);
+    }
   }
   std::lock_guard lock(handles_mu_);
   opened.fh = next_fh_++;

@@ -11,6 +11,7 @@
 #include "fuse/filesystem.h"
 #include "fuse/fuse_adapter.h"
 #include "fuse/prefetch_reader.h"
+#include "fuse/staged_writer.h"
 #include "prefetch/object_client_range_source.h"
 
 namespace bucketfs::fs {
@@ -85,6 +86,11 @@ int RunFuseSession(std::shared_ptr<s3::ObjectClient> client, const FsConfig& con
     auto prefetcher = std::make_shared<prefetch::Prefetcher>(
         pc, std::make_shared<prefetch::ObjectClientRangeSource>(client));
     components.readers = MakePrefetchReaderFactory(std::move(prefetcher));
+  }
+  if (!components.writers) {  // write-back: any-offset writes staged on local disk
+    components.writers = MakeStagedWriterFactory(
+        client, WriterOptions{config.write_part_size, config.max_upload_parts_in_flight},
+        DefaultStagingDir(config.cache_dir));
   }
   Filesystem fs(std::move(client), config, std::move(components.readers),
                 std::move(components.writers));

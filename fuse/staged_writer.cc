@@ -305,8 +305,14 @@ class StagedWriter : public FileWriter {
       std::lock_guard done(done_mu_);
       Touch(i);
     }
-    if (Status s = Pump(true, n); !s.ok()) return Abandon(s.error());
-    WaitForAllParts();
+    // A part changed while on the wire comes back to pending_ when that
+    // upload ends: pump until every part below n is clean or one failed.
+    for (;;) {
+      if (Status s = Pump(true, n); !s.ok()) return Abandon(s.error());
+      WaitForAllParts();
+      std::lock_guard done(done_mu_);
+      if (first_error_ || pending_.empty() || *pending_.begin() >= n) break;
+    }
     s3::CompleteMultipartUploadParams p;
     p.bucket = bucket_;
     p.key = key_;
