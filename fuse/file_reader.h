@@ -13,6 +13,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "s3/object_client.h"
 #include "s3/result.h"
@@ -47,6 +48,9 @@ class FileReaderFactory {
  public:
   virtual ~FileReaderFactory() = default;
   virtual std::unique_ptr<FileReader> Open(const ObjectVersion& version) = 0;
+  // The files likely to be opened next, nearest first (file-level prefetch).
+  // The default ignores them.
+  virtual void HintNextFiles(const std::vector<ObjectVersion>& /*next*/) {}
 };
 
 // A factory of readers that issue one ranged GET per read.

@@ -38,6 +38,7 @@
 #include "fuse/fs_config.h"
 #include "fuse/inode_table.h"
 #include "fuse/local_namespace.h"
+#include "fuse/sibling_hints.h"
 #include "fuse/thread_annotations.h"
 #include "s3/object_client.h"
 #include "s3/result.h"
@@ -168,6 +169,7 @@ class Filesystem {
   const std::chrono::system_clock::time_point mount_time_;
   InodeTable inodes_;
   LocalNamespace local_;
+  SiblingHints siblings_;
 
   mutable std::mutex handles_mu_;
   uint64_t next_fh_ GUARDED_BY(handles_mu_) = 1;

@@ -3,6 +3,8 @@
 // pages are fetched only when the kernel asks past what is buffered.
 #include <spdlog/spdlog.h>
 
+#include <functional>
+
 #include "fuse/filesystem.h"
 #include "fuse/fs_handles.h"
 
@@ -51,7 +53,13 @@ Status Filesystem::ReadDir(Ino ino, uint64_t fh, off_t offset, bool plus, const 
                                                    : h->key + e.name;
     const std::string& bucket = h->bucket_list ? e.name : h->bucket;
     if (!plus) {
-      struct stat st = MakeStat(inodes_.Find(ino, e.name).value_or(0), e.kind, e.attrs);
+      // d_ino must not be 0: glibc's readdir() skips such entries as deleted.
+      // A name without an inode yet gets a stable number outside the table's.
+      const Ino shown =
+          inodes_.Find(ino, e.name)
+              .value_or((std::hash<std::string>{}(e.name) ^ (ino * 0x9e3779b97f4a7c15ull)) |
+                        (1ull << 63));
+      struct stat st = MakeStat(shown, e.kind, e.attrs);
       if (!fill(e.name, st, nullptr, off + 1)) break;
       continue;
     }
@@ -100,6 +108,7 @@ Status Filesystem::FetchNextPage(DirHandle& h) {
   }
   for (auto& e : local_.ChildrenOf(h.bucket, h.key)) h.listing.AddLocal(std::move(e));
   h.done = true;
+  siblings_.Remember(h.ino, h.bucket, h.key, h.listing.entries());
   return Status::Ok();
 }
 

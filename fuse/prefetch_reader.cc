@@ -47,6 +47,12 @@ class PrefetchReaderFactory : public FileReaderFactory {
     return std::make_unique<PrefetchReader>(prefetcher_,
                                             prefetcher_->Open({v.bucket, v.key, v.etag, v.size}));
   }
+  void HintNextFiles(const std::vector<ObjectVersion>& next) override {
+    std::vector<prefetch::ObjectVersion> versions;
+    versions.reserve(next.size());
+    for (const auto& v : next) versions.push_back({v.bucket, v.key, v.etag, v.size});
+    prefetcher_->HintNextFiles(versions);
+  }
 
  private:
   const std::shared_ptr<prefetch::Prefetcher> prefetcher_;

@@ -74,6 +74,22 @@ TEST_F(PrefetchReaderTest, DirectReaderAsyncMatches) {
   EXPECT_EQ(ReadAllAsync(e->ino, 65536), data);
 }
 
+TEST_F(PrefetchReaderTest, OpeningAFileHintsItsSiblings) {
+  for (int i = 0; i < 5; ++i) client_->Put(kBucket, "s" + std::to_string(i), Pattern(500 + i));
+  MountWithPrefetch();
+  ListDir(kRootIno, true);  // the listing the hints come from
+  auto e = fs_->Lookup(kRootIno, "s0");
+  ASSERT_TRUE(e.ok());
+  const int gets_before = client_->Calls("GetObject");
+  auto opened = fs_->Open(e->ino, O_RDONLY);
+  ASSERT_TRUE(opened.ok());
+  fs_->Release(opened->fh);
+  EXPECT_EQ(client_->Calls("GetObject") - gets_before, 4);  // s1..s4 fetched ahead
+  auto s3 = fs_->Lookup(kRootIno, "s3");
+  EXPECT_EQ(ReadAll(s3->ino), Pattern(503));
+  EXPECT_EQ(client_->Calls("GetObject") - gets_before, 4);  // served from the hint
+}
+
 TEST_F(PrefetchReaderTest, ChangedObjectIsAnError) {
   client_->Put(kBucket, "f", Pattern(200000));
   MountWithPrefetch();
