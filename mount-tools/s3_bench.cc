@@ -8,7 +8,8 @@
 // get-random: --count random block-aligned GETs of --block bytes with
 //   --iodepth in flight (IOPS, latency percentiles).
 // --objects K runs K objects at once, one stream (thread) each with its own
-// --connections window; the keys are KEY.0 .. KEY.(K-1) when K > 1.
+// --connections window; the keys are KEY-0 .. KEY-(K-1) when K > 1 (the
+// harness layout seq/file-0 .. seq/file-7 is `s3://b/seq/file --objects 8`).
 // Reported: MB/s (1e6 bytes), CPU seconds per GiB (getrusage of the whole
 // process), peak RSS, requests; --json prints one JSON line instead.
 #include <CLI/CLI.hpp>
@@ -49,7 +50,7 @@ std::vector<S3Url> ObjectUrls(const S3Url& base, int objects) {
   if (objects <= 1) return {base};
   std::vector<S3Url> urls;
   for (int i = 0; i < objects; ++i)
-    urls.push_back({base.bucket, base.key + "." + std::to_string(i)});
+    urls.push_back({base.bucket, base.key + "-" + std::to_string(i)});
   return urls;
 }
 
@@ -311,7 +312,8 @@ int RunBenchGetRandom(const BenchOptions& o, S3Context& ctx) {
 
 void AddShared(CLI::App* app, BenchOptions& o, const char* default_part) {
   o.part_size = default_part;
-  app->add_option("url", o.url, "s3://BUCKET/KEY (KEY.0 .. KEY.K-1 with --objects K)")->required();
+  app->add_option("url", o.url, "s3://BUCKET/KEY (KEY-0 .. KEY-(K-1) with --objects K)")
+      ->required();
   app->add_option("--repeat", o.repeat, "runs")->check(CLI::Range(1, 1000))->capture_default_str();
   app->add_option("--objects", o.objects, "objects at once, one stream each")
       ->check(CLI::Range(1, 1024))

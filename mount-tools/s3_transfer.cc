@@ -54,6 +54,21 @@ Status WriteAll(int fd, const std::byte* data, size_t len) {
   return Status::Ok();
 }
 
+// A HEAD error has no body, so a 404 cannot tell NoSuchKey from
+// NoSuchBucket; ask again with a one-byte GET, whose error body can.
+Error ExplainHeadError(s3::ObjectClient& client, const s3::HeadObjectParams& hp, Error error) {
+  if (error.http_status != 404) return error;
+  std::byte one[1];
+  s3::GetObjectParams p;
+  p.bucket = hp.bucket;
+  p.key = hp.key;
+  p.offset = 0;
+  p.length = 1;
+  auto r = client.GetObject(p, one);
+  if (!r.ok() && r.error().http_status == 404) return r.error();
+  return error;
+}
+
 struct GetOptions {
   std::string url, dest;
   std::string part_size = "8M";
@@ -146,7 +161,8 @@ int RunGet(const GetOptions& o, S3Context& ctx) {
   hp.bucket = url->bucket;
   hp.key = url->key;
   auto head = (**client).HeadObject(hp);
-  if (!head.ok()) return ReportError("get", url->ToString(), head.error());
+  if (!head.ok())
+    return ReportError("get", url->ToString(), ExplainHeadError(**client, hp, head.error()));
   std::vector<Part> parts = SplitIntoParts(head->size, *part_size);
   int window = ctx.options().connections;
 
