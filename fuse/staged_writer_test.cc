@@ -1,0 +1,350 @@
+// StagedWriter tests over the in-memory FakeObjectClient: any-offset writes,
+// streaming of final parts, re-upload of changed parts (also while the first
+// upload is in flight), failures and abort, ENOSPC from staging, the memory
+// budget, and writing over a base object.
+#include "fuse/staged_writer.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <deque>
+#include <filesystem>
+#include <random>
+#include <thread>
+
+#include "fuse/part_layout.h"
+#include "fuse/testing/fake_object_client.h"
+
+namespace bucketfs::fs {
+namespace {
+
+using testing::FakeObjectClient;
+
+// Holds UploadPartAsync completions until released (or completes them on a
+// background thread after a delay, when `async_delay` is set).
+class DeferredClient : public FakeObjectClient {
+ public:
+  ~DeferredClient() override { Drain(); }
+  void UploadPartAsync(const s3::UploadPartParams& p, std::span<const std::byte> body,
+                       std::function<void(Result<s3::UploadPartResult>)> done) override {
+    if (async_delay.count() > 0) {
+      std::lock_guard lock(mu);
+      threads.emplace_back([this, p, body, done = std::move(done)] {
+        std::this_thread::sleep_for(async_delay);
+        done(UploadPart(p, body));
+      });
+      return;
+    }
+    if (!hold) return FakeObjectClient::UploadPartAsync(p, body, std::move(done));
+    std::lock_guard lock(mu);
+    held.push_back([this, p, body, done = std::move(done)] { done(UploadPart(p, body)); });
+  }
+  void ReleaseHeld() {
+    std::deque<std::function<void()>> run;
+    {
+      std::lock_guard lock(mu);
+      run.swap(held);
+    }
+    for (auto& f : run) f();
+  }
+  void Drain() {
+    std::vector<std::thread> t;
+    {
+      std::lock_guard lock(mu);
+      t.swap(threads);
+    }
+    for (auto& th : t) th.join();
+  }
+
+  bool hold = false;
+  std::chrono::milliseconds async_delay{0};
+  std::mutex mu;
+  std::deque<std::function<void()>> held;
+  std::vector<std::thread> threads;
+};
+
+// Fails pwrite with a chosen errno once armed.
+class FaultyOps : public cache::StagingFileOps {
+ public:
+  ssize_t PWrite(int fd, const void* buf, size_t n, off_t offset) override {
+    if (fail_errno != 0) {
+      errno = fail_errno;
+      return -1;
+    }
+    return StagingFileOps::PWrite(fd, buf, n, offset);
+  }
+  int fail_errno = 0;
+};
+
+std::string Pattern(size_t n, unsigned seed = 1) {
+  std::string s(n, '\0');
+  std::mt19937 rng(seed);
+  for (auto& c : s) c = static_cast<char>('a' + rng() % 26);
+  return s;
+}
+
+std::span<const std::byte> Bytes(const std::string& s) {
+  return std::as_bytes(std::span(s.data(), s.size()));
+}
+
+class StagedWriterTest : public ::testing::Test {
+ protected:
+  static constexpr const char* kBucket = "bkt";
+
+  StagedWriterTest() {
+    client_->CreateBucketNamed(kBucket);
+    dir_ = std::filesystem::temp_directory_path() /
+           ("staged_writer_test-" + std::to_string(::getpid()));
+    ctx_.client = client_;
+    ctx_.writer.part_size = 1024;
+    ctx_.writer.max_parts_in_flight = 2;
+    ctx_.staging.dir = dir_.string();
+    ctx_.staging.settle_bytes = 0;
+    ctx_.budget = std::make_shared<UploadBudget>(1 << 20);
+    ctx_.space = std::make_shared<cache::StagingSpace>();
+    EXPECT_TRUE(cache::EnsureStagingDir(ctx_.staging.dir).ok());
+  }
+  ~StagedWriterTest() override { std::filesystem::remove_all(dir_); }
+
+  std::unique_ptr<FileWriter> Make(const std::string& key,
+                                   std::optional<BaseObject> base = std::nullopt) {
+    return MakeStagedWriter(ctx_, kBucket, key, std::move(base));
+  }
+
+  std::shared_ptr<DeferredClient> client_ = std::make_shared<DeferredClient>();
+  std::filesystem::path dir_;
+  StagingContext ctx_;
+};
+
+TEST(PartLayoutTest, BoundariesFollowPartSizeFor) {
+  PartLayout l(100);
+  EXPECT_EQ(l.Start(0), 0u);
+  EXPECT_EQ(l.End(0), 100u);
+  EXPECT_EQ(l.IndexOf(99), 0);
+  EXPECT_EQ(l.IndexOf(100), 1);
+  EXPECT_EQ(l.Start(1000), 100000u);
+  EXPECT_EQ(l.SizeOf(1000), 200u);
+  EXPECT_EQ(l.IndexOf(100000), 1000);
+  EXPECT_EQ(l.IndexOf(100199), 1000);
+  EXPECT_EQ(l.IndexOf(100200), 1001);
+  EXPECT_EQ(l.Count(0), 0);
+  EXPECT_EQ(l.Count(1), 1);
+  EXPECT_EQ(l.Count(100), 1);
+  EXPECT_EQ(l.Count(101), 2);
+  // 10,000 parts of 16 MiB growing reach past 5 TiB.
+  PartLayout big(16ull << 20);
+  EXPECT_LT(big.Count(5ull << 40), 10000);
+}
+
+TEST_F(StagedWriterTest, SmallFileIsOnePutObject) {
+  auto w = Make("small");
+  ASSERT_TRUE(w->Write(0, Bytes("hello")).ok());
+  EXPECT_EQ(w->size(), 5u);
+  auto r = w->Commit();
+  ASSERT_TRUE(r.ok()) << r.error().ToString();
+  EXPECT_EQ(r->size, 5u);
+  EXPECT_EQ(client_->Data(kBucket, "small"), "hello");
+  EXPECT_EQ(client_->Calls("PutObject"), 1);
+  EXPECT_EQ(client_->Calls("CreateMultipartUpload"), 0);
+  EXPECT_EQ(w->Write(5, Bytes("x")).error().errno_value, EBADF);
+  EXPECT_TRUE(w->Commit().ok());  // idempotent
+  EXPECT_EQ(client_->Calls("PutObject"), 1);
+}
+
+TEST_F(StagedWriterTest, SequentialWritesStreamPartsBeforeCommit) {
+  auto w = Make("seq");
+  const std::string data = Pattern(10 * 1024 + 17);
+  for (size_t off = 0; off < data.size(); off += 100) {
+    ASSERT_TRUE(w->Write(off, Bytes(data.substr(off, 100))).ok());
+  }
+  EXPECT_GE(client_->Calls("UploadPart"), 8);  // streamed while writing
+  ASSERT_TRUE(w->Commit().ok());
+  EXPECT_EQ(client_->Data(kBucket, "seq"), data);
+  EXPECT_EQ(client_->Calls("UploadPart"), 11);  // each part exactly once
+  EXPECT_EQ(client_->OpenUploads(), 0u);
+}
+
+TEST_F(StagedWriterTest, ZipStyleHeaderRewriteReuploadsThePart) {
+  auto w = Make("zip");
+  std::string expect = std::string(30, 'H') + Pattern(5000) + std::string(100, 'C');
+  ASSERT_TRUE(w->Write(0, Bytes(std::string(30, '?'))).ok());  // placeholder header
+  for (size_t off = 30; off < 5030; off += 500) {
+    ASSERT_TRUE(w->Write(off, Bytes(expect.substr(off, 500))).ok());
+  }
+  const int before = client_->Calls("UploadPart");
+  EXPECT_GE(before, 3);  // part 1 was sent with the placeholder
+  ASSERT_TRUE(w->Write(0, Bytes(std::string(30, 'H'))).ok());      // seek back
+  ASSERT_TRUE(w->Write(5030, Bytes(std::string(100, 'C'))).ok());  // central directory
+  ASSERT_TRUE(w->Commit().ok());
+  EXPECT_EQ(client_->Data(kBucket, "zip"), expect);
+  EXPECT_GT(client_->Calls("UploadPart"), 5);  // 5 parts, part 1 twice
+}
+
+TEST_F(StagedWriterTest, ShuffledWritesAndHolesGiveTheRightObject) {
+  auto w = Make("shuffled");
+  const std::string data = Pattern(20000, 7);
+  std::vector<size_t> chunks;
+  for (size_t off = 0; off < data.size(); off += 333) chunks.push_back(off);
+  std::shuffle(chunks.begin(), chunks.end(), std::mt19937(3));
+  for (size_t off : chunks) ASSERT_TRUE(w->Write(off, Bytes(data.substr(off, 333))).ok());
+  ASSERT_TRUE(w->Commit().ok());
+  EXPECT_EQ(client_->Data(kBucket, "shuffled"), data);
+
+  auto sparse = Make("sparse");
+  ASSERT_TRUE(sparse->Write(5000, Bytes("end")).ok());
+  ASSERT_TRUE(sparse->Commit().ok());
+  EXPECT_EQ(client_->Data(kBucket, "sparse"), std::string(5000, '\0') + "end");
+}
+
+TEST_F(StagedWriterTest, PartChangedWhileInFlightIsSentAgain) {
+  client_->hold = true;
+  auto w = Make("race");
+  std::string data = Pattern(3000);
+  ASSERT_TRUE(w->Write(0, Bytes(data)).ok());  // parts 1 and 2 final: sent, held
+  EXPECT_EQ(client_->held.size(), 2u);
+  ASSERT_TRUE(w->Write(10, Bytes("NEW")).ok());  // part 1 changes on the wire
+  data.replace(10, 3, "NEW");
+  client_->ReleaseHeld();  // the stale upload of part 1 finishes now
+  client_->hold = false;
+  ASSERT_TRUE(w->Commit().ok());
+  EXPECT_EQ(client_->Data(kBucket, "race"), data);
+  EXPECT_EQ(client_->Calls("UploadPart"), 4);  // 1, 2, 1 again, 3
+}
+
+TEST_F(StagedWriterTest, PartChangedWhileInFlightAtCommitIsSentAgain) {
+  client_->async_delay = std::chrono::milliseconds(50);
+  auto w = Make("race2");
+  std::string data = Pattern(3000, 2);
+  ASSERT_TRUE(w->Write(0, Bytes(data)).ok());     // parts 1 and 2 on the wire
+  ASSERT_TRUE(w->Write(1500, Bytes("XY")).ok());  // part 2 changes meanwhile
+  data.replace(1500, 2, "XY");
+  ASSERT_TRUE(w->Commit().ok());  // must wait for part 2's first upload, then resend it
+  client_->Drain();
+  EXPECT_EQ(client_->Data(kBucket, "race2"), data);
+  EXPECT_EQ(client_->Calls("UploadPart"), 4);
+}
+
+TEST_F(StagedWriterTest, FailedPartFailsCommitAndAbortsTheUpload) {
+  auto w = Make("fail");
+  client_->FailNext("UploadPart", EIO);
+  (void)w->Write(0, Bytes(Pattern(2500)));  // may already report the failed part
+  auto r = w->Commit();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().errno_value, EIO);
+  EXPECT_FALSE(client_->Exists(kBucket, "fail"));
+  EXPECT_EQ(client_->OpenUploads(), 0u);
+  EXPECT_EQ(client_->Calls("AbortMultipartUpload"), 1);
+  EXPECT_EQ(w->Commit().error().errno_value, EIO);  // same answer again
+}
+
+TEST_F(StagedWriterTest, FailedCompleteAborts) {
+  auto w = Make("failc");
+  ASSERT_TRUE(w->Write(0, Bytes(Pattern(2500))).ok());
+  client_->FailNext("CompleteMultipartUpload", EACCES);
+  auto r = w->Commit();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().errno_value, EACCES);
+  EXPECT_FALSE(client_->Exists(kBucket, "failc"));
+  EXPECT_EQ(client_->OpenUploads(), 0u);
+}
+
+TEST_F(StagedWriterTest, AbortOrDestroyLeavesNothing) {
+  {
+    auto w = Make("dropped");
+    ASSERT_TRUE(w->Write(0, Bytes(Pattern(4000))).ok());
+    EXPECT_EQ(client_->OpenUploads(), 1u);
+  }
+  EXPECT_EQ(client_->OpenUploads(), 0u);
+  EXPECT_FALSE(client_->Exists(kBucket, "dropped"));
+}
+
+TEST_F(StagedWriterTest, StagingEnospcIsSurfacedAndSticky) {
+  auto ops = std::make_shared<FaultyOps>();
+  ctx_.staging.ops = ops;
+  auto w = Make("full");
+  ASSERT_TRUE(w->Write(0, Bytes("abc")).ok());
+  ops->fail_errno = ENOSPC;
+  auto s = w->Write(3, Bytes("def"));
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().errno_value, ENOSPC);
+  ops->fail_errno = 0;
+  EXPECT_EQ(w->Commit().error().errno_value, ENOSPC);
+  EXPECT_FALSE(client_->Exists(kBucket, "full"));
+
+  ops->fail_errno = EIO;
+  auto w2 = Make("io");
+  EXPECT_EQ(w2->Write(0, Bytes("abc")).error().errno_value, EIO);
+}
+
+TEST_F(StagedWriterTest, StagingSpaceLimitGivesEnospcAndIsReturnedOnClose) {
+  ctx_.space = std::make_shared<cache::StagingSpace>(4096);
+  auto a = Make("a");
+  ASSERT_TRUE(a->Write(0, Bytes(Pattern(3000))).ok());
+  EXPECT_EQ(ctx_.space->used(), 3000u);
+  auto b = Make("b");
+  EXPECT_EQ(b->Write(0, Bytes(Pattern(2000))).error().errno_value, ENOSPC);
+  ASSERT_TRUE(a->Commit().ok());
+  EXPECT_EQ(ctx_.space->used(), 0u);  // committed: staging freed
+}
+
+TEST_F(StagedWriterTest, MemoryStaysWithinTheBudget) {
+  client_->async_delay = std::chrono::milliseconds(2);
+  ctx_.budget = std::make_shared<UploadBudget>(3 * 1024);
+  ctx_.writer.max_parts_in_flight = 8;
+  auto w = Make("budget");
+  const std::string data = Pattern(64 * 1024, 5);
+  for (size_t off = 0; off < data.size(); off += 512) {
+    ASSERT_TRUE(w->Write(off, Bytes(data.substr(off, 512))).ok());
+  }
+  ASSERT_TRUE(w->Commit().ok());
+  client_->Drain();
+  EXPECT_EQ(client_->Data(kBucket, "budget"), data);
+  EXPECT_LE(ctx_.budget->peak(), 3u * 1024);
+  EXPECT_GE(ctx_.budget->peak(), 2u * 1024);  // it did overlap uploads
+}
+
+TEST_F(StagedWriterTest, AppendToLargeObjectCopiesUnchangedParts) {
+  ctx_.writer.part_size = 5 << 20;
+  const std::string base = Pattern((12 << 20) + 5, 9);
+  client_->Put(kBucket, "big", base);
+  auto head = client_->HeadObject({kBucket, "big", "", ""});
+  ASSERT_TRUE(head.ok());
+  auto w = Make("big", BaseObject{head->etag, base.size()});
+  EXPECT_EQ(w->size(), base.size());
+  const std::string tail = Pattern(1 << 20, 4);
+  ASSERT_TRUE(w->Write(base.size(), Bytes(tail)).ok());
+  ASSERT_TRUE(w->Commit().ok());
+  EXPECT_EQ(client_->Data(kBucket, "big"), base + tail);
+  EXPECT_EQ(client_->Calls("UploadPartCopy"), 2);  // parts 1, 2 server side
+  EXPECT_EQ(client_->Calls("UploadPart"), 1);      // part 3: base tail + appended bytes
+  EXPECT_EQ(client_->Calls("GetObject"), 1);
+}
+
+TEST_F(StagedWriterTest, InPlaceChangeOfSmallObjectIsOnePut) {
+  client_->Put(kBucket, "s", "hello world");
+  auto head = client_->HeadObject({kBucket, "s", "", ""});
+  auto w = Make("s", BaseObject{head->etag, 11});
+  ASSERT_TRUE(w->Write(6, Bytes("WORLD")).ok());
+  ASSERT_TRUE(w->Commit().ok());
+  EXPECT_EQ(client_->Data(kBucket, "s"), "hello WORLD");
+  EXPECT_EQ(client_->Calls("PutObject"), 1);  // the commit (setup does not count)
+
+  // Opened and closed without a change: nothing is uploaded.
+  auto same = Make("s", BaseObject{"\"whatever\"", 11});
+  ASSERT_TRUE(same->Commit().ok());
+  EXPECT_EQ(client_->Calls("PutObject"), 1);
+}
+
+TEST_F(StagedWriterTest, TruncateShrinksAndGrows) {
+  auto w = Make("t");
+  ASSERT_TRUE(w->Write(0, Bytes(Pattern(5000))).ok());
+  ASSERT_TRUE(w->Truncate(1500).ok());
+  EXPECT_EQ(w->size(), 1500u);
+  ASSERT_TRUE(w->Truncate(1600).ok());
+  ASSERT_TRUE(w->Commit().ok());
+  EXPECT_EQ(client_->Data(kBucket, "t"), Pattern(5000).substr(0, 1500) + std::string(100, '\0'));
+}
+
+}  // namespace
+}  // namespace bucketfs::fs
