@@ -36,6 +36,7 @@ run_faults() {  # run_faults NAME -> prints "seq:fault" lines
   start "$1" --anonymous-ok --preload "f/o/:1:256K" --seed 42 --fail-rate 0.1 \
     --reset-rate 0.2 --truncate-rate 0.2 --stall-rate 0.15 --stall-ms 5000 \
     --fault-ops GetObject --fault-log "$tmp/$1.faults"
+  trap 'kill "${pids[-1]}" 2>/dev/null || true' EXIT  # this subshell's own exit
   local clean=0 faulty=0 out rc code size
   for _ in $(seq 1 30); do
     set +e
@@ -62,6 +63,10 @@ run_faults() {  # run_faults NAME -> prints "seq:fault" lines
   done
   grep -qE '"fault":"(internal|slowdown)"' "$tmp/$1.faults" || fail "no 5xx fault"
   echo "faults $1: $clean clean, $faulty faulty, all logged" >&2
+  # This runs in a command substitution (a subshell): stop the server here,
+  # the EXIT trap of the parent does not know its pid.
+  kill "${pids[-1]}" 2>/dev/null || true
+  wait "${pids[-1]}" 2>/dev/null || true
   grep -oE '"seq":[0-9]+,"fault":"[a-z]+"' "$tmp/$1.faults"
 }
 first=$(run_faults faults1)
