@@ -33,6 +33,7 @@
 #include <span>
 #include <string>
 
+#include "fuse/cached_metadata.h"
 #include "fuse/file_reader.h"
 #include "fuse/file_writer.h"
 #include "fuse/fs_config.h"
@@ -107,7 +108,7 @@ class Filesystem {
   Result<size_t> Write(uint64_t fh, uint64_t offset, std::span<const std::byte> data);
   // close(2): completes the upload and returns its real result, when the
   // closing process is the one that opened the file and something was
-  // written. Otherwise the upload stays open for release, so that a shell's
+  // written through this handle. Otherwise the upload stays open for release, so that a shell's
   // `cmd > file` (open, dup2, close, then write) and forked children closing
   // an inherited descriptor do not end the file early.
   Status Flush(uint64_t fh, pid_t pid = 0);
@@ -169,6 +170,8 @@ class Filesystem {
   const std::chrono::system_clock::time_point mount_time_;
   InodeTable inodes_;
   LocalNamespace local_;
+  // The persistent metadata cache (--cache with a positive TTL); null: none.
+  const std::unique_ptr<CachedMetadata> meta_;
   SiblingHints siblings_;
 
   mutable std::mutex handles_mu_;

@@ -1,6 +1,7 @@
 // Open-handle records of Filesystem (private to the fs_*.cc files).
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -16,6 +17,7 @@ struct Filesystem::FileHandle {
   std::unique_ptr<FileReader> reader;  // read handles
   std::shared_ptr<FileWriter> writer;  // write handles (create, O_TRUNC)
   pid_t opener = 0;                    // the process that opened it
+  std::atomic<bool> written{false};    // a write came through this handle
 };
 
 struct Filesystem::DirHandle {

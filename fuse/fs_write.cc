@@ -21,6 +21,7 @@ Result<std::pair<Entry, OpenedFile>> Filesystem::Create(Ino parent, const std::s
   h->opener = pid;
   h->writer = writers_->Create(dir->bucket, key);
   local_.AddFile(dir->bucket, key, h->writer);
+  if (meta_) meta_->Changed(dir->bucket, key);
   const ObjectAttrs attrs{0, std::chrono::system_clock::now(), "",
                           std::chrono::steady_clock::now()};
   h->ino = inodes_.Acquire(parent, name, Kind::kFile, dir->bucket, key, attrs);
@@ -38,6 +39,7 @@ Result<size_t> Filesystem::Write(uint64_t fh, uint64_t offset, std::span<const s
   auto h = GetFile(fh);
   if (!h) return MakeError(EBADF, "BadHandle", "unknown file handle");
   if (!h->writer) return MakeError(EBADF, "ReadOnly", "file is open for reading only");
+  h->written.store(true, std::memory_order_relaxed);
   Status s = h->writer->Write(offset, data);
   if (!s.ok()) return s.error();
   return data.size();
@@ -46,7 +48,11 @@ Result<size_t> Filesystem::Write(uint64_t fh, uint64_t offset, std::span<const s
 Status Filesystem::Flush(uint64_t fh, pid_t pid) {
   auto h = GetFile(fh);
   if (!h || !h->writer) return Status::Ok();
-  if (h->writer->size() == 0 || (pid != 0 && pid != h->opener)) return Status::Ok();
+  // Nothing written through this handle yet (a shell's `>`/`>>`: open, dup2,
+  // close, then write), or a process other than the opener: release commits.
+  if (!h->written.load(std::memory_order_relaxed) || (pid != 0 && pid != h->opener)) {
+    return Status::Ok();
+  }
   return CommitHandle(*h);
 }
 
