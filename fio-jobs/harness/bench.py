@@ -221,11 +221,19 @@ class Mount:
             time.sleep(0.1)
         self.pid = self.proc.pid
 
+    def check_alive(self):
+        """Raises if the daemon died under the workload (crash, abort)."""
+        if self.proc.poll() is not None:
+            rc = self.proc.returncode
+            why = f"signal {signal.Signals(-rc).name}" if rc < 0 else f"status {rc}"
+            raise RuntimeError(f"{self.target} daemon (pid {self.pid}) died with {why}; "
+                               f"log tail: {tail(self.log_path, 600)}")
+
     def close(self):
         if is_mounted(self.mnt):
             subprocess.run(["fusermount3", "-uz", self.mnt], capture_output=True)
         try:
-            self.proc.wait(timeout=60)
+            self.proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
             log(f"{self.target} did not exit after unmount; killing pid {self.proc.pid}")
             self.proc.kill()
@@ -247,18 +255,43 @@ def tail(path, n=1500):
 
 def fio_run(jobfile, env, timeout):
     t0 = time.monotonic()
-    r = run(["fio", "--output-format=json", os.path.join(JOBDIR, jobfile)], env=env,
-            timeout=timeout, check=False)
+    cmd = ["fio", "--output-format=json", os.path.join(JOBDIR, jobfile)]
+    log("$ " + " ".join(cmd) + f"   (timeout {timeout:.0f} s)")
+    # Own process group: on a timeout every fio worker is killed, not only the parent.
+    p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except BaseException:
+        os.killpg(p.pid, signal.SIGKILL)
+        try:  # workers blocked in a FUSE request only go once the daemon is gone
+            p.communicate(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+        raise
+    r = subprocess.CompletedProcess(cmd, p.returncode, out, err)
     wall = time.monotonic() - t0
     text = r.stdout[r.stdout.find("{"):] if "{" in r.stdout else ""
-    if r.returncode != 0 or not text:
-        raise RuntimeError(f"fio exited {r.returncode}: {(r.stderr or r.stdout).strip()[-1500:]}")
-    data = json.loads(text)
-    job = data["jobs"][0]
-    errors = sum(j.get("error", 0) for j in data["jobs"])
-    if errors:
-        raise RuntimeError(f"fio job error {errors}: {r.stderr.strip()[-800:]}")
-    return job, wall
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    if r.returncode != 0 or not data:
+        # fio prints its own complaint on stderr ("fio: io_u error on file ...").
+        errs = [f"job error {j.get('error')} ({os.strerror(j.get('error'))})"
+                for j in (data or {}).get("jobs", []) if j.get("error")]
+        raise RuntimeError(f"fio exited {r.returncode}: {'; '.join(errs)} "
+                           f"{r.stderr.strip()[-800:]}")
+    return data["jobs"][0], wall
+
+
+def fio_timeout(args, job):
+    """--timeout, or generous: the job's bytes at 2 MB/s plus its runtime plus 3 minutes."""
+    if args.timeout:
+        return args.timeout
+    files = {"seq8": 8, "write4": 4, "small": 0}.get(job, 1)
+    nbytes = files * args.size_bytes + (args.small_files << 17 if job == "small" else 0)
+    return 180 + args.runtime + nbytes / 2e6
 
 
 def measure_mount(args, server, bins, workdir, job, target, run_id):
@@ -275,7 +308,10 @@ def measure_mount(args, server, bins, workdir, job, target, run_id):
             if mode == "cold":
                 drop_caches()
             cpu0 = proc_cpu(m.pid)
-            fj, wall = fio_run(jobfile, env, timeout=args.timeout)
+            try:
+                fj, wall = fio_run(jobfile, env, timeout=fio_timeout(args, job))
+            finally:
+                m.check_alive()
             cpu = proc_cpu(m.pid) - cpu0
             side = fj["write"] if kind == "write" else fj["read"]
             nbytes = side["io_bytes"]
@@ -288,6 +324,7 @@ def measure_mount(args, server, bins, workdir, job, target, run_id):
                          .get("99.000000", 0) / 1e6})
         if args.verify and job == "seq1":
             rows[0]["verified"] = verify(m.mnt, args)
+        m.check_alive()
         hwm = vm_hwm(m.pid)
         for r in rows:
             r["peak_rss_mib"] = hwm / (1 << 20)
@@ -482,7 +519,8 @@ def main():
     ap.add_argument("--no-warm", action="store_true", help="skip the warm (page cache kept) read runs")
     ap.add_argument("--no-verify", dest="verify", action="store_false",
                     help="skip the checksum of seq/file-0 read through each mount")
-    ap.add_argument("--timeout", type=int, default=900, help="seconds before a fio run is abandoned")
+    ap.add_argument("--timeout", type=int, help="seconds before a fio run is abandoned "
+                    "(default: 180 + runtime + the job's bytes at 2 MB/s)")
     ap.add_argument("--bucketfs-bin")
     ap.add_argument("--s3sim-bin")
     ap.add_argument("--out", help="results directory (default /tmp/bucketfs-bench-<server>-<time>)")
