@@ -8,6 +8,9 @@ namespace bucketfs::tools {
 // bucketfs s3 ls|get|put|rm|bench ...   (s3_command.cc)
 int RunS3Command(int argc, char** argv);
 
+// bucketfs cleanup s3://BUCKET[/PREFIX] [--older-than S] [--dry-run]   (cleanup_command.cc)
+int RunCleanupCommand(int argc, char** argv);
+
 // bucketfs s3://BUCKET[/PREFIX] MOUNTPOINT [options]   (mount_command.cc)
 int RunMountCommand(int argc, char** argv);
 

@@ -19,6 +19,7 @@
 #include "mount-tools/logging.h"
 #include "mount-tools/mount_checks.h"
 #include "mount-tools/mount_options.h"
+#include "mount-tools/upload_cleanup.h"
 #include "s3/client_config.h"
 #include "s3/credentials.h"
 #include "s3/object_client.h"
@@ -50,6 +51,9 @@ int Serve(const MountOptions& options, const s3::ClientConfig& client_config, co
     spdlog::error("{}", checked.error().message);
     report(checked);
     return 1;
+  }
+  if (!options.fs.bucket.empty() && !options.fs.read_only) {
+    WarnAboutLeftoverUploads(*client, options.fs.bucket, options.fs.prefix);
   }
   bool mounted = false;
   int code = fs::RunFuseSession(client, options.fs, options.fuse, [&](Status result) {
