@@ -18,7 +18,8 @@ Filesystem::Filesystem(std::shared_ptr<s3::ObjectClient> client, FsConfig config
                              client_, WriterOptions{config_.write_part_size,
                                                     config_.max_upload_parts_in_flight})),
       mount_time_(std::chrono::system_clock::now()),
-      inodes_(config_.bucket, config_.bucket.empty() ? std::string() : config_.prefix) {}
+      inodes_(config_.bucket, config_.bucket.empty() ? std::string() : config_.prefix),
+      meta_(CachedMetadata::Open(config_)) {}
 
 Filesystem::~Filesystem() = default;
 
@@ -104,6 +105,7 @@ Result<struct stat> Filesystem::SetAttr(Ino ino, const SetAttrRequest& request) 
                        r.error().ToString());
           return r.error();
         }
+        if (meta_) meta_->Changed(in->bucket, in->key);
         inodes_.SetAttrs(
             ino, {0, std::chrono::system_clock::now(), r->etag, std::chrono::steady_clock::now()});
       }

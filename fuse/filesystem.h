@@ -33,6 +33,7 @@
 #include <span>
 #include <string>
 
+#include "fuse/cached_metadata.h"
 #include "fuse/file_reader.h"
 #include "fuse/file_writer.h"
 #include "fuse/fs_config.h"
@@ -169,6 +170,8 @@ class Filesystem {
   const std::chrono::system_clock::time_point mount_time_;
   InodeTable inodes_;
   LocalNamespace local_;
+  // The persistent metadata cache (--cache with a positive TTL); null: none.
+  const std::unique_ptr<CachedMetadata> meta_;
   SiblingHints siblings_;
 
   mutable std::mutex handles_mu_;

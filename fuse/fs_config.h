@@ -49,6 +49,9 @@ struct FsConfig {
   // --- Threads and caches
   int max_threads = 16;   // FUSE worker threads (max_idle_threads)
   std::string cache_dir;  // "" = no disk cache
+  // Names the server in the metadata cache's keys (the endpoint URL), so that
+  // mounts of different servers can share one cache directory.
+  std::string cache_scope;
 };
 
 }  // namespace bucketfs::fs

@@ -66,6 +66,13 @@ Result<Filesystem::Resolved> Filesystem::Resolve(const InodeSnapshot& dir,
     return Resolved{Kind::kFile, dir.bucket, file_key, *local};
   }
   if (local_.HasDir(dir.bucket, dir_key)) return Resolved{Kind::kDir, dir.bucket, dir_key, {}};
+  if (meta_) {
+    if (auto hit = meta_->Find(dir.bucket, file_key)) {
+      if (hit->missing) return MakeError(ENOENT, "NoSuchKey", file_key);
+      if (hit->kind == Kind::kDir) return Resolved{Kind::kDir, dir.bucket, dir_key, {}};
+      return Resolved{Kind::kFile, dir.bucket, file_key, hit->attrs};
+    }
+  }
 
   // One LIST and one HEAD, in parallel: the listing finds implicit
   // directories (objects under "name/" without a marker).
@@ -82,9 +89,14 @@ Result<Filesystem::Resolved> Filesystem::Resolve(const InodeSnapshot& dir,
   auto list = listing.get();
 
   if (list.ok() && (!list->objects.empty() || !list->common_prefixes.empty())) {
+    if (meta_) meta_->StoreDir(dir.bucket, file_key);
     return Resolved{Kind::kDir, dir.bucket, dir_key, {}};
   }
-  if (head.ok()) return Resolved{Kind::kFile, dir.bucket, file_key, FromHead(*head)};
+  if (head.ok()) {
+    const ObjectAttrs attrs = FromHead(*head);
+    if (meta_) meta_->StoreFile(dir.bucket, file_key, attrs);
+    return Resolved{Kind::kFile, dir.bucket, file_key, attrs};
+  }
   if (head.error().errno_value != ENOENT) {
     spdlog::warn("HeadObject s3://{}/{}: {}", hp.bucket, hp.key, head.error().ToString());
     return head.error();
@@ -93,6 +105,7 @@ Result<Filesystem::Resolved> Filesystem::Resolve(const InodeSnapshot& dir,
     spdlog::warn("ListObjectsV2 s3://{}/{}: {}", lp.bucket, lp.prefix, list.error().ToString());
     return list.error();
   }
+  if (meta_) meta_->StoreMissing(dir.bucket, file_key);
   return MakeError(ENOENT, "NoSuchKey", file_key);
 }
 
@@ -108,6 +121,13 @@ Result<Entry> Filesystem::Lookup(Ino parent, const std::string& name) {
 
 Result<ObjectAttrs> Filesystem::HeadFresh(const InodeSnapshot& file) {
   if (Fresh(file.attrs, config_.metadata_ttl)) return file.attrs;
+  if (meta_) {
+    auto hit = meta_->Find(file.bucket, file.key);
+    if (hit && !hit->missing && hit->kind == Kind::kFile) {
+      inodes_.SetAttrs(file.ino, hit->attrs);
+      return hit->attrs;
+    }
+  }
   s3::HeadObjectParams p;
   p.bucket = file.bucket;
   p.key = file.key;
@@ -115,11 +135,14 @@ Result<ObjectAttrs> Filesystem::HeadFresh(const InodeSnapshot& file) {
   if (!head.ok()) {
     if (head.error().errno_value != ENOENT) {
       spdlog::warn("HeadObject s3://{}/{}: {}", p.bucket, p.key, head.error().ToString());
+    } else if (meta_) {
+      meta_->Changed(file.bucket, file.key);  // gone: its cached name and listing are stale
     }
     return head.error();
   }
   ObjectAttrs attrs = FromHead(*head);
   inodes_.SetAttrs(file.ino, attrs);
+  if (meta_) meta_->StoreFile(file.bucket, file.key, attrs);
   return attrs;
 }
 

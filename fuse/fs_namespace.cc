@@ -34,6 +34,7 @@ Result<Entry> Filesystem::Mkdir(Ino parent, const std::string& name) {
   } else {
     local_.AddDir(dir->bucket, key);
   }
+  if (meta_) meta_->Changed(dir->bucket, key);
   Ino ino = inodes_.Acquire(parent, name, Kind::kDir, dir->bucket, key, std::nullopt);
   return MakeEntry(ino, Kind::kDir, {});
 }
@@ -49,7 +50,7 @@ Status Filesystem::Rmdir(Ino parent, const std::string& name) {
   s3::ListObjectsV2Params p;
   p.bucket = dir->bucket;
   p.prefix = key;
-  p.delimiter = "/";
+  p.delimiter = '/';  // a char: g++ 12 reports a bogus -Wrestrict for "/" here
   p.max_keys = 2;
   auto r = client_->ListObjectsV2(p);
   if (!r.ok()) return Logged("ListObjectsV2", p.bucket, p.prefix, r.error());
@@ -68,6 +69,7 @@ Status Filesystem::Rmdir(Ino parent, const std::string& name) {
     if (!s.ok()) return Logged("DeleteObject (marker)", dir->bucket, key, s.error());
   }
   local_.RemoveDir(dir->bucket, key);
+  if (meta_) meta_->ChangedTree(dir->bucket, key);
   inodes_.Unlink(parent, name);
   return Status::Ok();
 }
@@ -83,6 +85,7 @@ Status Filesystem::Unlink(Ino parent, const std::string& name) {
   if (local_.FileAttrs(dir->bucket, key)) return MakeError(EBUSY, "Busy", key);
   Status s = client_->DeleteObject({dir->bucket, key});
   if (!s.ok()) return Logged("DeleteObject", dir->bucket, key, s.error());
+  if (meta_) meta_->Changed(dir->bucket, key);
   inodes_.Unlink(parent, name);
   return Status::Ok();
 }
@@ -171,6 +174,10 @@ Status Filesystem::Rename(Ino parent, const std::string& name, Ino new_parent,
   if (Status s = CopyObject(src->bucket, src->key, dst_dir->bucket, dst_key); !s.ok()) return s;
   Status s = client_->DeleteObject({src->bucket, src->key});
   if (!s.ok()) return Logged("DeleteObject (rename source)", src->bucket, src->key, s.error());
+  if (meta_) {
+    meta_->Changed(src->bucket, src->key);
+    meta_->Changed(dst_dir->bucket, dst_key);
+  }
   inodes_.Rename(parent, name, new_parent, new_name, dst_dir->bucket, dst_key);
   // The copy has its own ETag: the next open asks S3 again.
   if (auto moved = inodes_.Find(new_parent, new_name)) inodes_.SetAttrs(*moved, {});

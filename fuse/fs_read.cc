@@ -43,6 +43,7 @@ Result<OpenedFile> Filesystem::Open(Ino ino, int flags, pid_t pid) {
       }
     }
     local_.AddFile(in->bucket, in->key, h->writer);
+    if (meta_) meta_->Changed(in->bucket, in->key);
   } else if (writing) {
     // Still being written by another handle. Empty so far (`touch f` whose
     // upload finishes at release, just after close returned): read it as
@@ -89,6 +90,7 @@ void Filesystem::ReadAsync(uint64_t fh, uint64_t offset, size_t size, ReadDone d
 Status Filesystem::CommitHandle(FileHandle& h) {
   auto r = h.writer->Commit();
   local_.RemoveFile(h.bucket, h.key, h.writer.get());
+  if (meta_) meta_->Changed(h.bucket, h.key);  // committed (or not): ask S3 next time
   if (!r.ok()) return r.error();
   inodes_.SetAttrs(h.ino, {r->size, std::chrono::system_clock::now(), r->etag,
                            std::chrono::steady_clock::now()});

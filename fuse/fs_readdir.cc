@@ -86,10 +86,22 @@ Status Filesystem::FetchNextPage(DirHandle& h) {
     h.done = true;
     return Status::Ok();
   }
+  auto finish = [&] {  // every S3 entry is in: merge the local ones
+    for (auto& e : local_.ChildrenOf(h.bucket, h.key)) h.listing.AddLocal(std::move(e));
+    h.done = true;
+    siblings_.Remember(h.ino, h.bucket, h.key, h.listing.entries());
+    return Status::Ok();
+  };
+  if (meta_ && h.token.empty() && h.listing.entries().empty()) {
+    if (auto cached = meta_->Listing(h.bucket, h.key)) {
+      for (auto& e : *cached) h.listing.AddLocal(std::move(e));
+      return finish();
+    }
+  }
   s3::ListObjectsV2Params p;
   p.bucket = h.bucket;
   p.prefix = h.key;
-  p.delimiter = "/";
+  p.delimiter = '/';  // a char: g++ 12 reports a bogus -Wrestrict for "/" here
   p.continuation_token = h.token;
   p.max_keys = config_.listing_page_size;
   auto r = client_->ListObjectsV2(p);
@@ -105,11 +117,10 @@ Status Filesystem::FetchNextPage(DirHandle& h) {
     h.listing.Finish();
   } else if (r->is_truncated) {
     return Status::Ok();
+  } else if (meta_) {
+    meta_->StoreListing(h.bucket, h.key, h.listing.entries());  // complete: S3 entries only
   }
-  for (auto& e : local_.ChildrenOf(h.bucket, h.key)) h.listing.AddLocal(std::move(e));
-  h.done = true;
-  siblings_.Remember(h.ino, h.bucket, h.key, h.listing.entries());
-  return Status::Ok();
+  return finish();
 }
 
 }  // namespace bucketfs::fs

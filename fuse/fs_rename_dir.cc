@@ -74,6 +74,10 @@ Status Filesystem::RenameDir(const InodeSnapshot& src_dir, const std::string& na
     }
   }
   local_.RenameDirs(src.bucket, src.key, dst_dir.bucket, dst_key);
+  if (meta_) {
+    meta_->ChangedTree(src.bucket, src.key);
+    meta_->ChangedTree(dst_dir.bucket, dst_key);
+  }
   inodes_.Rename(src_dir.ino, name, dst_dir.ino, new_name, dst_dir.bucket, dst_key);
   return Status::Ok();
 }

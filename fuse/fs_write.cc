@@ -21,6 +21,7 @@ Result<std::pair<Entry, OpenedFile>> Filesystem::Create(Ino parent, const std::s
   h->opener = pid;
   h->writer = writers_->Create(dir->bucket, key);
   local_.AddFile(dir->bucket, key, h->writer);
+  if (meta_) meta_->Changed(dir->bucket, key);
   const ObjectAttrs attrs{0, std::chrono::system_clock::now(), "",
                           std::chrono::steady_clock::now()};
   h->ino = inodes_.Acquire(parent, name, Kind::kFile, dir->bucket, key, attrs);
