@@ -459,6 +459,8 @@ def table(rows):
 
 
 def chart(rows, targets, out, title):
+    if not rows:
+        return
     if not shutil.which("gnuplot"):
         log("gnuplot not found: no chart")
         return
