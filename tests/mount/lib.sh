@@ -26,13 +26,32 @@ FAILURES=0
 # Reads only /proc/mounts: a stat of a hung FUSE mount would hang cleanup.
 is_mounted() { awk -v m="$1" '$2 == m { found = 1 } END { exit !found }' /proc/mounts; }
 
+# Ends every mount of this test at once: aborts its FUSE connection (when
+# fusectl is mounted), kills this test's bucketfs daemons by pid (their
+# arguments hold $TMP; a dead daemon fails every pending request instead of
+# leaving it in D state), then detaches the mountpoints.
+abort_mounts() {
+  local dev mnt pid
+  awk -v t="$TMP/" 'index($5, t) == 1 { print $3, $5 }' /proc/self/mountinfo |
+    while read -r dev mnt; do
+      [[ -w "/sys/fs/fuse/connections/${dev#*:}/abort" ]] &&
+        echo 1 >"/sys/fs/fuse/connections/${dev#*:}/abort" 2>/dev/null || true
+    done
+  for pid in $(ps -eo pid=,args= | awk -v t="$TMP/" -v b="$BUCKETFS" \
+                 'index($0, b) && index($0, t) && !index($0, "awk") { print $1 }'); do
+    kill -9 "$pid" 2>/dev/null || true
+  done
+  awk -v t="$TMP/" 'index($5, t) == 1 { print $5 }' /proc/self/mountinfo |
+    while read -r mnt; do timeout 10 fusermount3 -uz "$mnt" 2>/dev/null || true; done
+}
+
 cleanup() {
   local m
+  [[ -z "${WATCHDOG:-}" ]] || kill "$WATCHDOG" 2>/dev/null || true
   for m in "${MOUNTS[@]+"${MOUNTS[@]}"}"; do
-    if is_mounted "$m"; then
-      timeout 20 fusermount3 -u "$m" 2>/dev/null || timeout 10 fusermount3 -uz "$m" || true
-    fi
+    if is_mounted "$m"; then timeout 20 fusermount3 -u "$m" 2>/dev/null || true; fi
   done
+  abort_mounts
   local p
   for p in "${PIDS[@]+"${PIDS[@]}"}"; do kill "$p" 2>/dev/null || true; done
   for p in "${PIDS[@]+"${PIDS[@]}"}"; do
@@ -47,6 +66,21 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+
+# A hung mount must fail the test, not CI: past the budget (below ctest's
+# TIMEOUT of 300 s) the watchdog aborts the mounts, which unblocks whatever
+# waits on them, and stops the script (its EXIT trap then cleans up).
+E2E_BUDGET="${E2E_BUDGET:-270}"
+(
+  trap 'kill "$s" 2>/dev/null; exit 0' TERM
+  sleep "$E2E_BUDGET" </dev/null >/dev/null 2>&1 &  # no pipe of ours outlives the test
+  s=$!
+  wait "$s"
+  echo "WATCHDOG: over ${E2E_BUDGET}s, aborting the mounts"
+  abort_mounts
+  kill -TERM $$
+) &
+WATCHDOG=$!
 
 skip() { echo "SKIP: $*"; exit "$SKIP"; }
 log() { echo "== $*"; }
