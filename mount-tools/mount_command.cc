@@ -55,8 +55,12 @@ int Serve(const MountOptions& options, const s3::ClientConfig& client_config, co
   if (!options.fs.bucket.empty() && !options.fs.read_only) {
     WarnAboutLeftoverUploads(*client, options.fs.bucket, options.fs.prefix);
   }
+  fs::FsConfig fs_config = options.fs;
+  // Metadata cache records are keyed by server: the endpoint, or AWS's region.
+  fs_config.cache_scope = client_config.endpoint_url.empty() ? "aws:" + client_config.region
+                                                             : client_config.endpoint_url;
   bool mounted = false;
-  int code = fs::RunFuseSession(client, options.fs, options.fuse, [&](Status result) {
+  int code = fs::RunFuseSession(client, fs_config, options.fuse, [&](Status result) {
     if (result.ok()) {
       mounted = true;
       report(result);

@@ -1,0 +1,164 @@
+// The filesystem core with a persistent metadata cache (--cache): requests
+// saved on warm walks and remounts, negative entries, own writes seen at
+// once, other writers' changes after the TTL.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "cache/metadata_cache.h"
+#include "fuse/testing/fs_test_util.h"
+
+namespace bucketfs::fs {
+namespace {
+
+class MetadataCacheFsTest : public testing::FsTest {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/fs-metacache-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override {
+    fs_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  // One LMDB environment per process: the old core goes before the new one.
+  Filesystem& Remount(double ttl, double negative_ttl = 0) {
+    fs_.reset();
+    FsConfig c;
+    c.cache_dir = dir_;
+    c.cache_scope = "fake";
+    c.metadata_ttl = ttl;
+    c.negative_ttl = negative_ttl;
+    c.allow_delete = true;
+    return Mount(c);
+  }
+  int Requests() const { return client_->Calls("HeadObject") + client_->Calls("ListObjectsV2"); }
+  // Reads every directory below `dir` and looks up every name.
+  size_t Walk(Ino dir) {
+    size_t n = 0;
+    for (const auto& e : ListDir(dir, /*plus=*/false)) {
+      if (e.name == "." || e.name == "..") continue;
+      ++n;
+      auto entry = fs_->Lookup(dir, e.name);
+      EXPECT_TRUE(entry.ok()) << e.name;
+      if (!entry.ok()) continue;
+      EXPECT_TRUE(fs_->GetAttr(entry->ino).ok());
+      if (e.is_dir) n += Walk(entry->ino);
+    }
+    return n;
+  }
+  void MakeTree() {
+    for (int d = 0; d < 3; ++d) {
+      for (int f = 0; f < 4; ++f) {
+        std::string key = "d";  // built in steps: g++ 12 warns (-Wrestrict) on "d" + ...
+        key += std::to_string(d);
+        key += "/f";
+        key += std::to_string(f);
+        client_->Put(kBucket, key, "x");
+      }
+    }
+    client_->Put(kBucket, "top", "hello");
+  }
+
+  std::string dir_;
+};
+
+TEST_F(MetadataCacheFsTest, WarmAndRemountedWalksSendNoRequests) {
+  MakeTree();
+  Remount(cache::kIndefiniteTtl);
+  EXPECT_EQ(Walk(kRootIno), 16u);
+  const int cold = Requests();
+  EXPECT_GT(cold, 0);
+  Remount(cache::kIndefiniteTtl);
+  EXPECT_EQ(Walk(kRootIno), 16u);
+  EXPECT_EQ(Requests(), cold);
+  auto top = fs_->Lookup(kRootIno, "top");
+  ASSERT_TRUE(top.ok());
+  EXPECT_EQ(top->attr.st_size, 5);
+  EXPECT_EQ(ReadAll(top->ino), "hello");  // the cached ETag still reads the object
+}
+
+TEST_F(MetadataCacheFsTest, LookupsWithoutListingAreCachedAcrossRemounts) {
+  MakeTree();
+  Remount(cache::kIndefiniteTtl);
+  ASSERT_TRUE(fs_->Lookup(kRootIno, "top").ok());
+  auto d0 = fs_->Lookup(kRootIno, "d0");
+  ASSERT_TRUE(d0.ok());
+  const int cold = Requests();
+  Remount(cache::kIndefiniteTtl);
+  auto top = fs_->Lookup(kRootIno, "top");
+  ASSERT_TRUE(top.ok());
+  EXPECT_EQ(top->attr.st_size, 5);
+  d0 = fs_->Lookup(kRootIno, "d0");
+  ASSERT_TRUE(d0.ok());
+  EXPECT_TRUE(S_ISDIR(d0->attr.st_mode));
+  EXPECT_EQ(Requests(), cold);
+}
+
+TEST_F(MetadataCacheFsTest, MissingNamesAskOnceWithNegativeTtl) {
+  Remount(60, 60);
+  for (int i = 0; i < 100; ++i) {
+    auto r = fs_->Lookup(kRootIno, "missing.py");
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().errno_value, ENOENT);
+  }
+  EXPECT_EQ(client_->Calls("HeadObject"), 1);
+  Remount(60, 60);
+  EXPECT_FALSE(fs_->Lookup(kRootIno, "missing.py").ok());
+  EXPECT_EQ(client_->Calls("HeadObject"), 1);
+}
+
+TEST_F(MetadataCacheFsTest, WithoutNegativeTtlMissingNamesAreAskedEachTime) {
+  Remount(60, 0);
+  EXPECT_FALSE(fs_->Lookup(kRootIno, "missing").ok());
+  EXPECT_FALSE(fs_->Lookup(kRootIno, "missing").ok());
+  EXPECT_EQ(client_->Calls("HeadObject"), 2);
+}
+
+TEST_F(MetadataCacheFsTest, OwnWritesAreSeenAtOnce) {
+  MakeTree();
+  Remount(cache::kIndefiniteTtl, cache::kIndefiniteTtl);
+  EXPECT_FALSE(fs_->Lookup(kRootIno, "new").ok());  // cached as missing
+  Walk(kRootIno);                                   // root listing cached
+  auto created = fs_->Create(kRootIno, "new", O_WRONLY | O_CREAT);
+  ASSERT_TRUE(created.ok());
+  const std::string data = "fresh";
+  ASSERT_TRUE(fs_->Write(created->second.fh, 0, Bytes(data)).ok());
+  fs_->Release(created->second.fh);
+  fs_->Forget(created->first.ino, 1);
+  Remount(cache::kIndefiniteTtl, cache::kIndefiniteTtl);
+  auto names = Names(ListDir(kRootIno, false));
+  EXPECT_NE(std::find(names.begin(), names.end(), "new"), names.end());
+  auto e = fs_->Lookup(kRootIno, "new");
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(e->attr.st_size, 5);
+
+  ASSERT_TRUE(fs_->Unlink(kRootIno, "new").ok());
+  EXPECT_FALSE(fs_->Lookup(kRootIno, "new").ok());
+  names = Names(ListDir(kRootIno, false));
+  EXPECT_EQ(std::find(names.begin(), names.end(), "new"), names.end());
+
+  auto made = fs_->Mkdir(kRootIno, "newdir");
+  ASSERT_TRUE(made.ok());
+  names = Names(ListDir(kRootIno, false));
+  EXPECT_NE(std::find(names.begin(), names.end(), "newdir"), names.end());
+}
+
+TEST_F(MetadataCacheFsTest, OtherWritersAppearAfterTheTtl) {
+  MakeTree();
+  Remount(0.3);
+  Walk(kRootIno);
+  client_->Put(kBucket, "late", "abc");
+  auto names = Names(ListDir(kRootIno, false));
+  EXPECT_EQ(std::find(names.begin(), names.end(), "late"), names.end());
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  names = Names(ListDir(kRootIno, false));
+  EXPECT_NE(std::find(names.begin(), names.end(), "late"), names.end());
+}
+
+}  // namespace
+}  // namespace bucketfs::fs
