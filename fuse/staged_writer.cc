@@ -317,19 +317,20 @@ class StagedWriter : public FileWriter {
     p.bucket = bucket_;
     p.key = key_;
     p.upload_id = upload_id_;
+    std::optional<Error> failed;  // abandoned outside done_mu_ (AbortLocked takes it)
     {
       std::lock_guard done(done_mu_);
-      if (first_error_) return Abandon(*first_error_);
-      for (int i = 0; i < n; ++i) {
+      failed = first_error_;
+      for (int i = 0; i < n && !failed; ++i) {
         const PartState& part = parts_[i];
         if (!part.has_etag || part.etag_gen != part.gen) {
-          return Abandon(
-              MakeError(EIO, "PartMissing",
-                        "part " + std::to_string(i + 1) + " of " + key_ + " was not uploaded"));
+          failed = MakeError(EIO, "PartMissing",
+                             "part " + std::to_string(i + 1) + " of " + key_ + " was not uploaded");
         }
         p.parts.push_back({i + 1, part.etag});
       }
     }
+    if (failed) return Abandon(*failed);
     auto r = ctx_.client->CompleteMultipartUpload(p);
     if (!r.ok()) return Abandon(Log("CompleteMultipartUpload", r.error()));
     upload_id_.clear();

@@ -238,6 +238,19 @@ TEST_F(StagedWriterTest, FailedPartFailsCommitAndAbortsTheUpload) {
   EXPECT_EQ(w->Commit().error().errno_value, EIO);  // same answer again
 }
 
+TEST_F(StagedWriterTest, PartFailingDuringCommitAbortsTheUpload) {
+  ctx_.staging.settle_bytes = 1 << 20;  // nothing is final while writing
+  auto w = Make("failcommit");
+  ASSERT_TRUE(w->Write(0, Bytes(Pattern(2500))).ok());
+  EXPECT_EQ(client_->Calls("UploadPart"), 0);
+  client_->FailNext("UploadPart", EIO);
+  auto r = w->Commit();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().errno_value, EIO);
+  EXPECT_FALSE(client_->Exists(kBucket, "failcommit"));
+  EXPECT_EQ(client_->OpenUploads(), 0u);
+}
+
 TEST_F(StagedWriterTest, FailedCompleteAborts) {
   auto w = Make("failc");
   ASSERT_TRUE(w->Write(0, Bytes(Pattern(2500))).ok());
