@@ -11,6 +11,10 @@
 
 set -euo pipefail
 
+# Debian's python3 first: install-deps.sh puts boto3, numpy and torch there
+# (a pyenv or venv python3 earlier on PATH may lack them).
+export PATH="/usr/bin:/bin:$PATH"
+
 E2E_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO_ROOT="$(cd "$E2E_DIR/../.." && pwd)"
 SERVER="${1:-s3rver}"
