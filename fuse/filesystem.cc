@@ -6,6 +6,11 @@
 #include "fuse/fs_handles.h"
 
 namespace bucketfs::fs {
+namespace {
+
+constexpr int kListingPrefetchWorkers = 16;  // LISTs in flight for a recursive walk
+
+}  // namespace
 
 Filesystem::Filesystem(std::shared_ptr<s3::ObjectClient> client, FsConfig config,
                        std::shared_ptr<FileReaderFactory> readers,
@@ -19,7 +24,11 @@ Filesystem::Filesystem(std::shared_ptr<s3::ObjectClient> client, FsConfig config
                                                     config_.max_upload_parts_in_flight})),
       mount_time_(std::chrono::system_clock::now()),
       inodes_(config_.bucket, config_.bucket.empty() ? std::string() : config_.prefix),
-      meta_(CachedMetadata::Open(config_)) {}
+      meta_(CachedMetadata::Open(config_)),
+      listing_prefetch_(meta_ ? std::make_unique<ListingPrefetcher>(client_.get(), meta_.get(),
+                                                                    config_.listing_page_size,
+                                                                    kListingPrefetchWorkers)
+                              : nullptr) {}
 
 Filesystem::~Filesystem() = default;
 

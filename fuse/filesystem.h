@@ -38,6 +38,7 @@
 #include "fuse/file_writer.h"
 #include "fuse/fs_config.h"
 #include "fuse/inode_table.h"
+#include "fuse/listing_prefetcher.h"
 #include "fuse/local_namespace.h"
 #include "fuse/sibling_hints.h"
 #include "fuse/thread_annotations.h"
@@ -172,6 +173,8 @@ class Filesystem {
   LocalNamespace local_;
   // The persistent metadata cache (--cache with a positive TTL); null: none.
   const std::unique_ptr<CachedMetadata> meta_;
+  // Lists subdirectories of a directory just read into meta_; null without meta_.
+  const std::unique_ptr<ListingPrefetcher> listing_prefetch_;
   SiblingHints siblings_;
 
   mutable std::mutex handles_mu_;

@@ -90,6 +90,13 @@ Status Filesystem::FetchNextPage(DirHandle& h) {
     for (auto& e : local_.ChildrenOf(h.bucket, h.key)) h.listing.AddLocal(std::move(e));
     h.done = true;
     siblings_.Remember(h.ino, h.bucket, h.key, h.listing.entries());
+    if (listing_prefetch_) {  // a walk reads the subdirectories next: list them ahead
+      std::vector<std::string> subdirs;
+      for (const auto& e : h.listing.entries()) {
+        if (e.kind == Kind::kDir) subdirs.push_back(h.key + e.name + "/");
+      }
+      listing_prefetch_->Prefetch(h.bucket, subdirs);
+    }
     return Status::Ok();
   };
   if (meta_ && h.token.empty() && h.listing.entries().empty()) {
