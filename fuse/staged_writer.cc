@@ -296,9 +296,17 @@ class StagedWriter : public FileWriter {
         untouched = !parts_[i].touched;
       }
       if (!untouched) continue;
-      if (CanCopy(i, n)) {
-        if (Status s = CopyPart(i); !s.ok()) return Abandon(s.error());
-        continue;
+      if (CanCopy(i, n) && !copy_unsupported_) {
+        Status s = CopyPart(i);
+        if (s.ok()) continue;
+        // Stores without UploadPartCopy (s3rver, some gateways) answer 501
+        // NotImplemented: stage the range from the base and upload it instead.
+        if (s.error().errno_value != ENOTSUP && s.error().code != "NotImplemented") {
+          return Abandon(s.error());
+        }
+        spdlog::info("{}: the store has no UploadPartCopy; uploading unchanged parts instead",
+                     key_);
+        copy_unsupported_ = true;
       }
       // Untouched but not copyable (a short base tail, or a hole): stage it.
       if (Status s = Materialize(i); !s.ok()) return Abandon(s.error());
@@ -420,6 +428,7 @@ class StagedWriter : public FileWriter {
   std::string upload_id_ GUARDED_BY(mu_);
   uint64_t cursor_ GUARDED_BY(mu_) = 0;  // end of the latest write
   bool modified_ GUARDED_BY(mu_) = false;
+  bool copy_unsupported_ GUARDED_BY(mu_) = false;  // the store answered 501 to UploadPartCopy
   std::optional<Result<CommittedObject>> committed_ GUARDED_BY(mu_);
 
   std::mutex done_mu_;

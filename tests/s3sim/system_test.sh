@@ -23,7 +23,6 @@ start() {  # start NAME ARGS... ; sets $url
   url="http://127.0.0.1:$(cat "$tmp/$1.port")"
 }
 
-PATH="/usr/bin:/bin:$PATH"  # Debian python3 has python3-boto3 (install-deps.sh)
 if python3 -c "import boto3" 2>/dev/null; then
   start smoke --min-part-size 5
   python3 "$here/smoke_boto3.py" "$url"
