@@ -12,6 +12,7 @@
 #include <functional>
 #include <optional>
 
+#include "mount-tools/byte_size.h"
 #include "mount-tools/str_cat.h"
 
 namespace bucketfs::tools {
@@ -389,49 +390,9 @@ Result<double> ParseTtl(std::string_view text) {
 }
 
 Result<uint64_t> ParseSize(std::string_view text) {
-  uint64_t v = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end == text.data()) {
-    return UsageError(StrCat({"'", text, "' is not a size (e.g. 16M)"}));
-  }
-  std::string_view suffix(end, text.data() + text.size() - end);
-  int shift = 0;
-  if (!suffix.empty()) {
-    switch (suffix[0]) {
-      case 'k':
-      case 'K':
-        shift = 10;
-        break;
-      case 'm':
-      case 'M':
-        shift = 20;
-        break;
-      case 'g':
-      case 'G':
-        shift = 30;
-        break;
-      case 't':
-      case 'T':
-        shift = 40;
-        break;
-      case 'b':
-      case 'B':
-        shift = 0;
-        break;
-      default:
-        return UsageError(StrCat({"'", text, "' has an unknown size suffix"}));
-    }
-    std::string_view tail = suffix.substr(1);
-    if (suffix[0] == 'b' || suffix[0] == 'B') {
-      if (!tail.empty()) return UsageError(StrCat({"'", text, "' is not a size"}));
-    } else if (!tail.empty() && tail != "B" && tail != "iB") {
-      return UsageError(StrCat({"'", text, "' has an unknown size suffix"}));
-    }
-  }
-  if (shift > 0 && v > (UINT64_MAX >> shift)) {
-    return UsageError(StrCat({"'", text, "' is too large"}));
-  }
-  return v << shift;
+  auto size = ParseByteSize(text);
+  if (!size.ok()) return UsageError(size.error().message);
+  return *size;
 }
 
 Result<mode_t> ParseMode(std::string_view text) {

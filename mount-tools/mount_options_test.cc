@@ -297,6 +297,8 @@ TEST(ParseSizeTest, Values) {
   EXPECT_FALSE(ParseSize("M").ok());
   EXPECT_FALSE(ParseSize("8X").ok());
   EXPECT_FALSE(ParseSize("8Mx").ok());
+  EXPECT_FALSE(ParseSize("8Mb").ok());  // bits, not bytes: refused by the one parser
+  EXPECT_EQ(ParseSize("8Mb").error().code, "Usage");
   EXPECT_FALSE(ParseSize("99999999999T").ok());
 }
 

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "mount-tools/bench_stats.h"
+#include "mount-tools/byte_size.h"
 #include "mount-tools/s3_cli.h"
 #include "mount-tools/s3_url.h"
 #include "mount-tools/transfer_plan.h"

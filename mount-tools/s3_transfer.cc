@@ -22,6 +22,7 @@
 #include <memory>
 #include <vector>
 
+#include "mount-tools/byte_size.h"
 #include "mount-tools/progress_bar.h"
 #include "mount-tools/s3_cli.h"
 #include "mount-tools/s3_url.h"

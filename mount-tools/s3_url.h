@@ -25,10 +25,6 @@ struct S3Url {
 // REQUIRES: nothing; returns EINVAL errors naming what is wrong.
 Result<S3Url> ParseS3Url(std::string_view text);
 
-// "4096", "4K", "4k", "4KiB", "8M", "1G", "2T" (powers of 1024; a trailing
-// "B"/"iB" is accepted). EINVAL on junk, zero is allowed.
-Result<uint64_t> ParseByteSize(std::string_view text);
-
 // "1.5 GiB", "512 B": for humans (progress bar, summaries).
 std::string FormatBytes(uint64_t bytes);
 

@@ -38,26 +38,6 @@ TEST(ParseS3Url, Rejects) {
   }
 }
 
-TEST(ParseByteSize, Suffixes) {
-  EXPECT_EQ(*ParseByteSize("0"), 0u);
-  EXPECT_EQ(*ParseByteSize("4096"), 4096u);
-  EXPECT_EQ(*ParseByteSize("4K"), 4096u);
-  EXPECT_EQ(*ParseByteSize("4k"), 4096u);
-  EXPECT_EQ(*ParseByteSize("4KiB"), 4096u);
-  EXPECT_EQ(*ParseByteSize("8M"), 8u << 20);
-  EXPECT_EQ(*ParseByteSize("8MB"), 8u << 20);
-  EXPECT_EQ(*ParseByteSize("1G"), 1ull << 30);
-  EXPECT_EQ(*ParseByteSize("2T"), 2ull << 40);
-  EXPECT_EQ(*ParseByteSize("17B"), 17u);
-}
-
-TEST(ParseByteSize, Rejects) {
-  for (const char* bad :
-       {"", "M", "8X", "8MM", "8Mx", "-1", "1.5G", "99999999999999999999", "99999999999T", "5Bx"}) {
-    EXPECT_FALSE(ParseByteSize(bad).ok()) << bad;
-  }
-}
-
 TEST(FormatBytes, Units) {
   EXPECT_EQ(FormatBytes(0), "0 B");
   EXPECT_EQ(FormatBytes(1023), "1023 B");
