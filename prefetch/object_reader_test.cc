@@ -310,10 +310,15 @@ TEST_F(ObjectReaderTest, ConcurrentReadsOfOneMissingRangeShareOneFetch) {
   src_->SetPaused(true);
   std::vector<std::future<int>> results;
   const uint64_t base = 30 * kMiB;
+  // Descending offsets inside one floor-sized block: never a sequential run.
+  // Each read is planned before the next starts (a sleep alone let a loaded
+  // machine reorder them into an ascending run, which starts a stream).
+  uint64_t planned = 0;
   for (uint64_t off : {base + 48 * kKiB, base + 32 * kKiB, base + 16 * kKiB, base}) {
     results.push_back(
         std::async(std::launch::async, [&, off] { return ReadAndCheck(*r, off, 4 * kKiB); }));
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    ++planned;
+    while (r->stats().reads < planned) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   EXPECT_EQ(src_->fetch_count(), 1u);
   src_->SetPaused(false);
