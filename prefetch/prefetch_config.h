@@ -35,7 +35,10 @@ struct PrefetchConfig {
   // --- Memory
   uint64_t budget_bytes = 0;  // all prefetched data of the mount; 0 = DefaultBudgetBytes()
   // Freed part buffers kept for reuse (already faulted in), outside the budget.
-  uint64_t buffer_pool_bytes = 64ull << 20;
+  // A stream keeps up to max_parts_in_flight parts ahead plus one behind; a
+  // pool of two streams' worth means a steady reader never faults in (and the
+  // kernel never zeroes) a new buffer.
+  uint64_t buffer_pool_bytes = 256ull << 20;
 };
 
 }  // namespace bucketfs::prefetch
