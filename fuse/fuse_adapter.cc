@@ -47,7 +47,7 @@ void Init(void* /*userdata*/, fuse_conn_info* conn) {
   want(FUSE_CAP_PARALLEL_DIROPS);
   conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;  // writes go straight to the writer
   conn->max_write = kMaxIo;
-  conn->max_readahead = kMaxIo;
+  conn->max_readahead = kMaxReadahead;
   conn->max_read = kMaxIo;  // must match the max_read mount option RunFuseSession passes
 }
 
