@@ -11,6 +11,7 @@ namespace bucketfs::fs {
 namespace {
 
 constexpr unsigned kMaxIo = 1u << 20;
+constexpr unsigned kMaxBackground = 64;
 
 Filesystem& Fs(fuse_req_t req) { return *static_cast<Filesystem*>(fuse_req_userdata(req)); }
 
@@ -47,7 +48,12 @@ void Init(void* /*userdata*/, fuse_conn_info* conn) {
   want(FUSE_CAP_PARALLEL_DIROPS);
   conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;  // writes go straight to the writer
   conn->max_write = kMaxIo;
-  conn->max_readahead = kMaxIo;
+  conn->max_readahead = kMaxReadahead;
+  // Asynchronous READs the kernel keeps in flight (its default is 12): one
+  // sequential reader's 16 MiB readahead is 16 READs of 1 MiB, and several
+  // readers share the limit.
+  conn->max_background = kMaxBackground;
+  conn->congestion_threshold = kMaxBackground * 3 / 4;
   conn->max_read = kMaxIo;  // must match the max_read mount option RunFuseSession passes
 }
 

@@ -6,10 +6,13 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <climits>
+#include <cstdlib>
 #include <cstring>
 
 #include "fuse/filesystem.h"
 #include "fuse/fuse_adapter.h"
+#include "fuse/mount_readahead.h"
 #include "fuse/prefetch_reader.h"
 #include "fuse/staged_writer.h"
 #include "prefetch/object_client_range_source.h"
@@ -95,6 +98,13 @@ int RunFuseSession(std::shared_ptr<s3::ObjectClient> client, const FsConfig& con
   Filesystem fs(std::move(client), config, std::move(components.readers),
                 std::move(components.writers));
 
+  // Canonical now: after the mount, resolving it would wait on our own root.
+  std::string canonical = mount.mountpoint;
+  if (char* real = realpath(mount.mountpoint.c_str(), nullptr)) {
+    canonical = real;
+    free(real);  // NOLINT(cppcoreguidelines-no-malloc): realpath's buffer
+  }
+
   std::vector<std::string> args = SessionArgs(config, mount);
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
@@ -122,6 +132,10 @@ int RunFuseSession(std::shared_ptr<s3::ObjectClient> client, const FsConfig& con
     fuse_session_destroy(se);
     report(s);
     return 1;
+  }
+  // Before the loop answers INIT (see mount_readahead.h).
+  if (Status s = SetMountReadahead(canonical, kMaxReadahead); !s.ok()) {
+    spdlog::debug("kernel readahead left at its default: {}", s.error().message);
   }
   spdlog::info("mounted s3://{}/{} at {}", config.bucket, config.prefix, mount.mountpoint);
   report(Status::Ok());

@@ -10,7 +10,17 @@ class PrefetchReader : public FileReader {
   PrefetchReader(std::shared_ptr<prefetch::Prefetcher> prefetcher,
                  std::unique_ptr<prefetch::ObjectReader> reader)
       : prefetcher_(std::move(prefetcher)), reader_(std::move(reader)) {}
-  ~PrefetchReader() override { reader_->Close(); }
+  ~PrefetchReader() override {
+    reader_->Close();
+    if (spdlog::should_log(spdlog::level::debug)) {
+      const auto st = reader_->stats();
+      spdlog::debug(
+          "closed s3://{}/{}: {} reads ({} waited), {} fetches of {} bytes, {} stream "
+          "starts, {} seeks, {} bytes past the budget",
+          reader_->object().bucket, reader_->object().key, st.reads, st.waited_reads, st.fetches,
+          st.bytes_fetched, st.stream_starts, st.seeks, st.forced_bytes);
+    }
+  }
 
   Result<size_t> Read(uint64_t offset, std::span<std::byte> dest) override {
     auto r = reader_->Read(offset, dest);

@@ -1,13 +1,59 @@
 #include "prefetch/buffer_pool.h"
 
+#include <sys/mman.h>
+
+#include <cstdint>
+#include <new>
 #include <utility>
 
 namespace bucketfs::prefetch {
+namespace {
+
+constexpr uintptr_t kHugePage = 2u << 20;
+
+uintptr_t RoundUp(uintptr_t v, uintptr_t to) { return (v + to - 1) / to * to; }
+
+}  // namespace
+
+void BufferDeleter::operator()(std::byte* p) const {
+  if (p == nullptr) return;
+  if (mapped == 0) {
+    delete[] p;
+  } else {
+    munmap(p, mapped);
+  }
+}
+
+Buffer AllocateBuffer(uint64_t size) {
+  if (size < kHugeBufferBytes) {
+    // Uninitialised on purpose: the fetch overwrites every byte.
+    return Buffer(new std::byte[size], BufferDeleter{0});
+  }
+  // Over-map by one huge page, then trim to a 2 MiB aligned range so that
+  // every 2 MiB of the buffer can be one huge page.
+  const size_t len = RoundUp(size, kHugePage);
+  const size_t over = len + kHugePage;
+  void* raw = mmap(nullptr, over, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED) throw std::bad_alloc();
+  const auto start = reinterpret_cast<uintptr_t>(raw);
+  const uintptr_t aligned = RoundUp(start, kHugePage);
+  if (aligned > start) munmap(raw, aligned - start);
+  const uintptr_t tail = start + over - (aligned + len);
+  if (tail > 0) munmap(reinterpret_cast<void*>(aligned + len), tail);
+  auto* p = reinterpret_cast<std::byte*>(aligned);
+  // Both are hints: without huge pages (or on an old kernel) the buffer still
+  // works, it just faults in 4 KiB pages as the body lands.
+  madvise(p, len, MADV_HUGEPAGE);
+#ifdef MADV_POPULATE_WRITE
+  madvise(p, len, MADV_POPULATE_WRITE);
+#endif
+  return Buffer(p, BufferDeleter{len});
+}
 
 BufferPool::BufferPool(uint64_t buffer_size, size_t max_buffers)
     : buffer_size_(buffer_size), max_buffers_(max_buffers) {}
 
-std::unique_ptr<std::byte[]> BufferPool::Get(uint64_t size) {
+Buffer BufferPool::Get(uint64_t size) {
   if (size == buffer_size_) {
     std::lock_guard lock(mu_);
     if (!free_.empty()) {
@@ -17,11 +63,10 @@ std::unique_ptr<std::byte[]> BufferPool::Get(uint64_t size) {
       return b;
     }
   }
-  // Uninitialised on purpose: the fetch overwrites every byte.
-  return std::make_unique_for_overwrite<std::byte[]>(size);
+  return AllocateBuffer(size);
 }
 
-void BufferPool::Put(std::unique_ptr<std::byte[]> buffer, uint64_t size) {
+void BufferPool::Put(Buffer buffer, uint64_t size) {
   if (!buffer || size != buffer_size_) return;
   std::unique_lock lock(mu_);
   if (free_.size() < max_buffers_) free_.push_back(std::move(buffer));

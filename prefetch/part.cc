@@ -12,8 +12,7 @@ Part::Part(uint64_t offset, uint64_t size, std::shared_ptr<MemoryBudget> budget,
       size_(size),
       budget_(std::move(budget)),
       pool_(std::move(pool)),
-      // Uninitialised on purpose: the fetch overwrites every byte.
-      data_(pool_ ? pool_->Get(size) : std::make_unique_for_overwrite<std::byte[]>(size)) {}
+      data_(pool_ ? pool_->Get(size) : AllocateBuffer(size)) {}
 
 Part::~Part() {
   if (pool_) pool_->Put(std::move(data_), size_);

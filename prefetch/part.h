@@ -61,7 +61,7 @@ class Part {
   const uint64_t size_;
   const std::shared_ptr<MemoryBudget> budget_;
   const std::shared_ptr<BufferPool> pool_;
-  std::unique_ptr<std::byte[]> data_;
+  Buffer data_;
 
   mutable std::mutex mu_;
   bool done_ = false;                           // guarded by mu_

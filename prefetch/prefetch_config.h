@@ -15,11 +15,13 @@ struct PrefetchConfig {
   int max_parts_in_flight = 16;          // per reader: concurrent ranged GETs of one stream
   // A read this far beyond the prefetched frontier still continues the stream
   // (the gap is simply not fetched); further is a seek.
-  uint64_t max_forward_skip = 16ull << 20;
-  // A read this far behind the stream position is served on the side (a
-  // request-sized fetch) without resetting the stream: the kernel issues
-  // readahead out of order from several threads.
-  uint64_t backward_tolerance = 16ull << 20;
+  uint64_t max_forward_skip = 32ull << 20;
+  // A read this far behind the stream position keeps the stream, and parts
+  // this far behind it are kept: the kernel issues readahead out of order
+  // from several threads. With the mount's 16 MiB readahead, late READs were
+  // measured up to 22 MiB behind the furthest one (issue 5): twice the
+  // readahead covers them.
+  uint64_t backward_tolerance = 32ull << 20;
 
   // --- Random access
   uint64_t random_floor = 64ull << 10;  // smallest ranged GET for a random read
@@ -35,7 +37,10 @@ struct PrefetchConfig {
   // --- Memory
   uint64_t budget_bytes = 0;  // all prefetched data of the mount; 0 = DefaultBudgetBytes()
   // Freed part buffers kept for reuse (already faulted in), outside the budget.
-  uint64_t buffer_pool_bytes = 64ull << 20;
+  // A stream keeps up to max_parts_in_flight parts ahead plus one behind; a
+  // pool of two streams' worth means a steady reader never faults in (and the
+  // kernel never zeroes) a new buffer.
+  uint64_t buffer_pool_bytes = 256ull << 20;
 };
 
 }  // namespace bucketfs::prefetch

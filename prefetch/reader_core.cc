@@ -198,10 +198,20 @@ uint64_t ReaderCore::AheadCap() const {
 }
 
 void ReaderCore::ReleaseBehind() {
-  // Parts wholly behind the stream position go, except the last one (kept for
-  // small backward re-reads and late out-of-order requests).
+  // Parts that end more than backward_tolerance behind the stream position
+  // go, except the last one behind it. The kernel's readahead keeps several
+  // READs in flight on different threads, so the furthest read start runs
+  // ahead of requests still to come by up to the readahead size (16 MiB):
+  // releasing a part as soon as the stream passes it made those late requests
+  // fetch their bytes again (92 extra 1 MiB GETs per GiB, issue 5).
+  // With a small budget, what is kept behind must not starve what is ahead:
+  // at most a quarter of this stream's share.
+  const uint64_t streams =
+      static_cast<uint64_t>(std::max(ctx_->active_streams.load(std::memory_order_relaxed), 1));
+  const uint64_t keep = std::min(cfg_.backward_tolerance, ctx_->budget->limit() / streams / 4);
+  const uint64_t keep_from = stream_pos_ > keep ? stream_pos_ - keep : 0;
   auto it = seq_parts_.begin();
-  while (it != seq_parts_.end() && it->second->end() <= stream_pos_) {
+  while (it != seq_parts_.end() && it->second->end() <= keep_from) {
     auto next = std::next(it);
     if (next == seq_parts_.end() || next->second->end() > stream_pos_) break;
     it = seq_parts_.erase(it);

@@ -11,10 +11,12 @@
 //                min(part_size, window) long, at most max_parts_in_flight are in
 //                flight. Reads inside [stream_pos - backward_tolerance,
 //                frontier + max_forward_skip] keep the stream (a single read
-//                outside is served on the side; two in a row are a seek); parts wholly
-//                behind the stream position are released except the last one.
-//                Each stream keeps at most its fair share of the budget
-//                (limit / active streams, minus one part) scheduled ahead.
+//                outside is served on the side; two in a row are a seek); parts
+//                ending more than backward_tolerance behind the stream position
+//                are released except the last one (late out-of-order READs
+//                still find theirs). Each stream keeps at most its fair share
+//                of the budget (limit / active streams, minus one part)
+//                scheduled ahead.
 //  - random:     after a seek. Each read is served by one block of at least
 //                random_floor bytes (aligned when the read fits in one aligned
 //                block); the last random_cache_blocks blocks are kept. Runs of

@@ -26,6 +26,16 @@ for i in $(seq 1 20); do echo "file $i" >"$SRC/e/f$i.txt"; done
 log "mount and cp -r in"
 check "mount exits 0 once serving" mount_bucket "$MNT" "s3://$BUCKET" --allow-delete
 check "mountpoint is a FUSE mount" grep -q " $MNT fuse.bucketfs " /proc/mounts
+# The daemon raises the mount's kernel readahead before INIT (fuse/mount_readahead.h);
+# the BDI file is writable by root only.
+readahead_kb() {
+  local dev
+  dev=$(awk -v m="$MNT" '$5 == m { d = $3 } END { print d }' /proc/self/mountinfo)
+  cat "/sys/class/bdi/$dev/read_ahead_kb"
+}
+if [[ $(id -u) -eq 0 ]]; then
+  check "kernel readahead is 16 MiB" test "$(readahead_kb)" = 16384
+fi
 check "cp -r into the mount" cp -r "$SRC" "$MNT/tree"
 sums "$SRC" >"$TMP/src.sums"
 check "checksums through the same mount" diff <(sums "$MNT/tree") "$TMP/src.sums"
