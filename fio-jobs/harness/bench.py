@@ -253,9 +253,9 @@ def tail(path, n=1500):
         return ""
 
 
-def fio_run(jobfile, env, timeout):
+def fio_run(jobfile, env, timeout, extra=()):
     t0 = time.monotonic()
-    cmd = ["fio", "--output-format=json", os.path.join(JOBDIR, jobfile)]
+    cmd = ["fio", "--output-format=json", *extra, os.path.join(JOBDIR, jobfile)]
     log("$ " + " ".join(cmd) + f"   (timeout {timeout:.0f} s)")
     # Own process group: on a timeout every fio worker is killed, not only the parent.
     p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -309,7 +309,10 @@ def measure_mount(args, server, bins, workdir, job, target, run_id):
                 drop_caches()
             cpu0 = proc_cpu(m.pid)
             try:
-                fj, wall = fio_run(jobfile, env, timeout=fio_timeout(args, job))
+                # fio invalidates its files' page cache before a job unless told
+                # not to (invalidate=1 by default), which made "warm" a second cold run.
+                extra = ["--invalidate=0"] if mode == "warm" else []
+                fj, wall = fio_run(jobfile, env, timeout=fio_timeout(args, job), extra=extra)
             finally:
                 m.check_alive()
             cpu = proc_cpu(m.pid) - cpu0
