@@ -32,6 +32,7 @@ struct PartState {
   bool has_etag = false;  // `etag` holds the bytes of generation `etag_gen`
   uint64_t etag_gen = 0;
   std::string etag;
+  std::string crc32c;  // sent with `etag`'s upload (kCrc32c uploads)
 };
 
 class StagedWriter : public FileWriter {
@@ -43,7 +44,9 @@ class StagedWriter : public FileWriter {
         bucket_(std::move(bucket)),
         key_(std::move(key)),
         staging_(std::move(staging)),
-        base_(std::move(base)) {
+        base_(std::move(base)),
+        // Copied parts come without a CRC32C for Complete to repeat.
+        checksum_(base_ ? s3::BodyChecksum::kMd5 : context.writer.checksum) {
     if (base_) size_.store(base_->size);
   }
 
@@ -209,6 +212,7 @@ class StagedWriter : public FileWriter {
     s3::CreateMultipartUploadParams cp;
     cp.bucket = bucket_;
     cp.key = key_;
+    cp.checksum = checksum_;
     auto r = ctx_.client->CreateMultipartUpload(cp);
     if (!r.ok()) return Log("CreateMultipartUpload", r.error());
     upload_id_ = r->upload_id;
@@ -240,7 +244,7 @@ class StagedWriter : public FileWriter {
     p.key = key_;
     p.upload_id = upload_id_;
     p.part_number = i + 1;
-    p.send_md5 = true;
+    p.checksum = checksum_;
     ctx_.client->UploadPartAsync(p, body->bytes(),
                                  [this, body, i, gen](Result<s3::UploadPartResult> r) {
                                    ctx_.budget->Give(std::move(*body));
@@ -255,6 +259,7 @@ class StagedWriter : public FileWriter {
                                      part.has_etag = true;
                                      part.etag_gen = gen;
                                      part.etag = r->etag;
+                                     part.crc32c = r->checksum_crc32c;
                                    }
                                    // Changed while it was on the wire: send it again (same number).
                                    if (gen != part.gen || !r.ok()) pending_.insert(i);
@@ -335,7 +340,7 @@ class StagedWriter : public FileWriter {
           failed = MakeError(EIO, "PartMissing",
                              "part " + std::to_string(i + 1) + " of " + key_ + " was not uploaded");
         }
-        p.parts.push_back({i + 1, part.etag});
+        p.parts.push_back({i + 1, part.etag, part.crc32c});
       }
     }
     if (failed) return Abandon(*failed);
@@ -355,7 +360,7 @@ class StagedWriter : public FileWriter {
     s3::PutObjectParams p;
     p.bucket = bucket_;
     p.key = key_;
-    p.send_md5 = true;
+    p.checksum = ctx_.writer.checksum;
     auto r = ctx_.client->PutObject(p, body.bytes());
     ctx_.budget->Give(std::move(body));
     if (!r.ok()) return Log("PutObject", r.error());
@@ -424,6 +429,7 @@ class StagedWriter : public FileWriter {
   std::mutex mu_;
   std::unique_ptr<cache::StagingFile> staging_ GUARDED_BY(mu_);  // null once committed
   std::optional<BaseObject> base_ GUARDED_BY(mu_);
+  const s3::BodyChecksum checksum_;  // of the multipart upload's parts
   std::string upload_id_ GUARDED_BY(mu_);
   uint64_t cursor_ GUARDED_BY(mu_) = 0;  // end of the latest write
   bool modified_ GUARDED_BY(mu_) = false;
