@@ -128,6 +128,18 @@ Status StagingFile::Read(uint64_t offset, std::span<std::byte> dest) {
   return Status::Ok();
 }
 
+void StagingFile::DropCached(uint64_t offset, uint64_t len) {
+  // DONTNEED starts writeback of dirty pages but keeps those still being
+  // written: each range is advised again on the next calls, by when its
+  // writeback has usually finished.
+  constexpr size_t kKeep = 3;
+  draining_.emplace_back(offset, len);
+  for (const auto& [off, n] : draining_) {
+    ::posix_fadvise(fd_, static_cast<off_t>(off), static_cast<off_t>(n), POSIX_FADV_DONTNEED);
+  }
+  if (draining_.size() > kKeep) draining_.erase(draining_.begin());
+}
+
 Status StagingFile::Truncate(uint64_t size) {
   if (ops_->FTruncate(fd_, static_cast<off_t>(size)) != 0) {
     return IoError(errno, "staging truncate");

@@ -23,6 +23,8 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "s3/result.h"
 
@@ -69,6 +71,12 @@ class StagingFile {
   Status Write(uint64_t offset, std::span<const std::byte> data);
   // Fills all of `dest` from `offset`; bytes never written read as zeros.
   Status Read(uint64_t offset, std::span<std::byte> dest);
+  // Advice: the bytes in [offset, offset + len) were just read for an upload
+  // and are unlikely to be read again soon. Starts writing them to disk and
+  // drops earlier such ranges from the page cache once written, so a large
+  // sequential file keeps a few parts of page cache instead of all of it
+  // (fresh page cache costs far more CPU than reused pages). Never fails.
+  void DropCached(uint64_t offset, uint64_t len);
   // Sets the logical size (shrinking frees the bytes past `size`).
   Status Truncate(uint64_t size);
   // Highest byte offset written + 1 (or the truncated size).
@@ -83,6 +91,8 @@ class StagingFile {
   const std::shared_ptr<StagingFileOps> ops_;
   const std::shared_ptr<StagingSpace> space_;
   uint64_t size_ = 0;
+  // Ranges given to DropCached whose pages may still be under writeback.
+  std::vector<std::pair<uint64_t, uint64_t>> draining_;
 };
 
 // Creates `dir` (and parents) with mode 0700 when missing.

@@ -54,6 +54,9 @@ struct BaseObject {
 struct WriterOptions {
   uint64_t part_size = 16ull << 20;  // first part size; grows to stay within 10000 parts
   int max_parts_in_flight = 4;
+  // What each body carries for the server to verify. Uploads over an existing
+  // object (UploadPartCopy of unchanged parts) always use MD5.
+  s3::BodyChecksum checksum = s3::BodyChecksum::kCrc32c;
 };
 
 class FileWriterFactory {

@@ -32,6 +32,7 @@ struct PartState {
   bool has_etag = false;  // `etag` holds the bytes of generation `etag_gen`
   uint64_t etag_gen = 0;
   std::string etag;
+  std::string crc32c;  // sent with `etag`'s upload (kCrc32c uploads)
 };
 
 class StagedWriter : public FileWriter {
@@ -43,7 +44,9 @@ class StagedWriter : public FileWriter {
         bucket_(std::move(bucket)),
         key_(std::move(key)),
         staging_(std::move(staging)),
-        base_(std::move(base)) {
+        base_(std::move(base)),
+        // Copied parts come without a CRC32C for Complete to repeat.
+        checksum_(base_ ? s3::BodyChecksum::kMd5 : context.writer.checksum) {
     if (base_) size_.store(base_->size);
   }
 
@@ -156,17 +159,17 @@ class StagedWriter : public FileWriter {
     if (!base_ || layout_.Start(i) >= base_->size) return Status::Ok();
     const uint64_t start = layout_.Start(i);
     const uint64_t len = std::min(layout_.End(i), base_->size) - start;
-    const uint64_t charged = ctx_.budget->Acquire(len);
-    std::vector<std::byte> buf(len);
+    PartBuffer buf = ctx_.budget->Take(len);
     s3::GetObjectParams p;
     p.bucket = bucket_;
     p.key = key_;
     p.offset = start;
     p.length = len;
     p.if_match = base_->etag;
-    auto r = ctx_.client->GetObject(p, buf);
-    Status s = r.ok() ? staging_->Write(start, buf) : Status(Log("GetObject (base)", r.error()));
-    ctx_.budget->Release(charged);
+    auto r = ctx_.client->GetObject(p, buf.bytes());
+    Status s =
+        r.ok() ? staging_->Write(start, buf.bytes()) : Status(Log("GetObject (base)", r.error()));
+    ctx_.budget->Give(std::move(buf));
     return s;
   }
 
@@ -209,6 +212,7 @@ class StagedWriter : public FileWriter {
     s3::CreateMultipartUploadParams cp;
     cp.bucket = bucket_;
     cp.key = key_;
+    cp.checksum = checksum_;
     auto r = ctx_.client->CreateMultipartUpload(cp);
     if (!r.ok()) return Log("CreateMultipartUpload", r.error());
     upload_id_ = r->upload_id;
@@ -220,12 +224,12 @@ class StagedWriter : public FileWriter {
     if (Status s = EnsureUpload(); !s.ok()) return s;
     const uint64_t start = layout_.Start(i);
     const uint64_t len = std::min(layout_.End(i), size_.load()) - start;
-    const uint64_t charged = ctx_.budget->Acquire(len);
-    auto body = std::make_shared<std::vector<std::byte>>(len);
-    if (Status s = staging_->Read(start, *body); !s.ok()) {
-      ctx_.budget->Release(charged);
+    auto body = std::make_shared<PartBuffer>(ctx_.budget->Take(len));
+    if (Status s = staging_->Read(start, body->bytes()); !s.ok()) {
+      ctx_.budget->Give(std::move(*body));
       return s;
     }
+    staging_->DropCached(start, len);
     uint64_t gen;
     {
       std::lock_guard done(done_mu_);
@@ -240,10 +244,10 @@ class StagedWriter : public FileWriter {
     p.key = key_;
     p.upload_id = upload_id_;
     p.part_number = i + 1;
-    p.send_md5 = true;
-    ctx_.client->UploadPartAsync(p, *body,
-                                 [this, body, i, gen, charged](Result<s3::UploadPartResult> r) {
-                                   ctx_.budget->Release(charged);
+    p.checksum = checksum_;
+    ctx_.client->UploadPartAsync(p, body->bytes(),
+                                 [this, body, i, gen](Result<s3::UploadPartResult> r) {
+                                   ctx_.budget->Give(std::move(*body));
                                    std::lock_guard done(done_mu_);
                                    PartState& part = parts_[i];
                                    part.in_flight = false;
@@ -255,6 +259,7 @@ class StagedWriter : public FileWriter {
                                      part.has_etag = true;
                                      part.etag_gen = gen;
                                      part.etag = r->etag;
+                                     part.crc32c = r->checksum_crc32c;
                                    }
                                    // Changed while it was on the wire: send it again (same number).
                                    if (gen != part.gen || !r.ok()) pending_.insert(i);
@@ -335,7 +340,7 @@ class StagedWriter : public FileWriter {
           failed = MakeError(EIO, "PartMissing",
                              "part " + std::to_string(i + 1) + " of " + key_ + " was not uploaded");
         }
-        p.parts.push_back({i + 1, part.etag});
+        p.parts.push_back({i + 1, part.etag, part.crc32c});
       }
     }
     if (failed) return Abandon(*failed);
@@ -347,18 +352,17 @@ class StagedWriter : public FileWriter {
 
   Result<CommittedObject> PutWhole(uint64_t total) REQUIRES(mu_) {
     if (Status s = Materialize(0); !s.ok()) return s.error();
-    const uint64_t charged = ctx_.budget->Acquire(total);
-    std::vector<std::byte> body(total);
-    if (Status s = staging_->Read(0, body); !s.ok()) {
-      ctx_.budget->Release(charged);
+    PartBuffer body = ctx_.budget->Take(total);
+    if (Status s = staging_->Read(0, body.bytes()); !s.ok()) {
+      ctx_.budget->Give(std::move(body));
       return s.error();
     }
     s3::PutObjectParams p;
     p.bucket = bucket_;
     p.key = key_;
-    p.send_md5 = true;
-    auto r = ctx_.client->PutObject(p, body);
-    ctx_.budget->Release(charged);
+    p.checksum = ctx_.writer.checksum;
+    auto r = ctx_.client->PutObject(p, body.bytes());
+    ctx_.budget->Give(std::move(body));
     if (!r.ok()) return Log("PutObject", r.error());
     return CommittedObject{r->etag, total};
   }
@@ -425,6 +429,7 @@ class StagedWriter : public FileWriter {
   std::mutex mu_;
   std::unique_ptr<cache::StagingFile> staging_ GUARDED_BY(mu_);  // null once committed
   std::optional<BaseObject> base_ GUARDED_BY(mu_);
+  const s3::BodyChecksum checksum_;  // of the multipart upload's parts
   std::string upload_id_ GUARDED_BY(mu_);
   uint64_t cursor_ GUARDED_BY(mu_) = 0;  // end of the latest write
   bool modified_ GUARDED_BY(mu_) = false;
@@ -488,6 +493,52 @@ void UploadBudget::Release(uint64_t bytes) {
     used_ -= bytes;
   }
   cv_.notify_all();
+}
+
+PartBuffer UploadBudget::Take(uint64_t bytes) {
+  PartBuffer b;
+  b.charged = Acquire(bytes);
+  b.size = bytes;
+  std::vector<PartBuffer> dropped;  // freed outside the lock
+  {
+    std::lock_guard lock(mu_);
+    // The smallest free buffer that fits (a mount's parts mostly share one size).
+    auto best = free_.end();
+    for (auto it = free_.begin(); it != free_.end(); ++it) {
+      if (it->capacity < bytes) continue;
+      if (best == free_.end() || it->capacity < best->capacity) best = it;
+    }
+    if (best != free_.end()) {
+      b.data = std::move(best->data);
+      b.capacity = best->capacity;
+      free_bytes_ -= b.capacity;
+      free_.erase(best);
+      return b;
+    }
+    // A new buffer: kept ones give way so that kept plus used fit the capacity.
+    while (!free_.empty() && free_bytes_ + used_ > capacity_) {
+      free_bytes_ -= free_.back().capacity;
+      dropped.push_back(std::move(free_.back()));
+      free_.pop_back();
+    }
+  }
+  b.data = std::make_unique_for_overwrite<std::byte[]>(bytes);  // no zeroing: every byte is written
+  b.capacity = bytes;
+  return b;
+}
+
+void UploadBudget::Give(PartBuffer buffer) {
+  const uint64_t charged = buffer.charged;
+  {
+    std::lock_guard lock(mu_);
+    // Keep it while buffers in use plus kept ones stay within the capacity.
+    if (buffer.data && used_ - charged + free_bytes_ + buffer.capacity <= capacity_) {
+      free_bytes_ += buffer.capacity;
+      buffer.charged = 0;
+      free_.push_back(std::move(buffer));
+    }
+  }
+  Release(charged);
 }
 
 uint64_t UploadBudget::peak() const {

@@ -32,7 +32,9 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "cache/staging_file.h"
 #include "fuse/file_writer.h"
@@ -41,7 +43,21 @@
 
 namespace bucketfs::fs {
 
-// Bytes of part buffers in flight, shared by the writers of a mount.
+// A buffer of part bytes taken from an UploadBudget (contents undefined
+// until written). Move-only; give it back with UploadBudget::Give.
+struct PartBuffer {
+  std::unique_ptr<std::byte[]> data;
+  uint64_t capacity = 0;  // bytes allocated
+  uint64_t size = 0;      // bytes in use
+  uint64_t charged = 0;   // what Give returns to the budget
+  std::span<std::byte> bytes() const { return {data.get(), static_cast<size_t>(size)}; }
+};
+
+// Bytes of part buffers in flight, shared by the writers of a mount. Buffers
+// given back are kept for reuse (within the capacity, counting those in use):
+// fresh memory costs a page fault per page (and, in VMs that return free
+// pages to the host, a host fault too), which at upload rates is a large
+// share of the daemon's CPU.
 class UploadBudget {
  public:
   explicit UploadBudget(uint64_t bytes) : capacity_(bytes) {}
@@ -49,6 +65,9 @@ class UploadBudget {
   // are available; returns what was taken, to give back with Release.
   uint64_t Acquire(uint64_t bytes);
   void Release(uint64_t bytes);
+  // Acquire(bytes) plus a buffer of that size, reused when one is free.
+  PartBuffer Take(uint64_t bytes);
+  void Give(PartBuffer buffer);
   uint64_t capacity() const { return capacity_; }
   uint64_t peak() const;
 
@@ -58,6 +77,8 @@ class UploadBudget {
   std::condition_variable cv_;
   uint64_t used_ GUARDED_BY(mu_) = 0;
   uint64_t peak_ GUARDED_BY(mu_) = 0;
+  std::vector<PartBuffer> free_ GUARDED_BY(mu_);  // kept for reuse
+  uint64_t free_bytes_ GUARDED_BY(mu_) = 0;       // capacity of free_
 };
 
 struct StagingOptions {

@@ -40,6 +40,7 @@ struct BenchOptions {
   // put
   std::string size = "1G";
   bool no_md5 = false;
+  std::string checksum = "md5";  // md5 | crc32c | none (what each part carries)
   // get-random
   std::string block = "4K";
   int iodepth = 32;
@@ -211,6 +212,12 @@ int RunBenchPut(const BenchOptions& o, S3Context& ctx) {
     return std::span<const std::byte>(random.data(), p.length);
   };
 
+  s3::BodyChecksum checksum = s3::BodyChecksum::kMd5;
+  if (o.no_md5 || o.checksum == "none") {
+    checksum = s3::BodyChecksum::kNone;
+  } else if (o.checksum == "crc32c") {
+    checksum = s3::BodyChecksum::kCrc32c;
+  }
   BenchReport report{"put", url->ToString(), ctx.options().connections, part, o.objects};
   RunMeter total;
   std::mutex mu;
@@ -222,7 +229,7 @@ int RunBenchPut(const BenchOptions& o, S3Context& ctx) {
       spec.key = urls[i].key;
       spec.part_size = *part_size;
       spec.window = ctx.options().connections;
-      spec.send_md5 = !o.no_md5;
+      spec.checksum = checksum;
       uint64_t requests = 0;
       Status st = UploadBuffer(**client, spec, part_bytes, *size, nullptr, &requests);
       std::lock_guard<std::mutex> lock(mu);
@@ -338,7 +345,12 @@ std::vector<S3Subcommand> AddBenchCommands(CLI::App& s3) {
   AddShared(put, *put_o, "16M");
   put->add_option("--part-size", put_o->part_size, "multipart part size")->capture_default_str();
   put->add_option("--size", put_o->size, "bytes per object (1G, 256M, ...)")->capture_default_str();
-  put->add_flag("--no-md5", put_o->no_md5, "do not send Content-MD5");
+  put->add_option("--checksum", put_o->checksum,
+                  "what each part carries for the server to verify: md5 (Content-MD5), crc32c "
+                  "(x-amz-checksum-crc32c, as a bucketfs mount sends) or none")
+      ->check(CLI::IsMember({"md5", "crc32c", "none"}))
+      ->capture_default_str();
+  put->add_flag("--no-md5", put_o->no_md5, "same as --checksum none");
 
   auto rnd_o = std::make_shared<BenchOptions>();
   CLI::App* rnd = bench->add_subcommand("get-random", "random ranged GETs (IOPS)");

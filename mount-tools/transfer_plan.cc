@@ -32,7 +32,7 @@ Status UploadBuffer(s3::ObjectClient& client, const UploadSpec& spec,
     p.bucket = spec.bucket;
     p.key = spec.key;
     p.content_type = spec.content_type;
-    p.send_md5 = spec.send_md5;
+    p.checksum = spec.checksum;
     auto r = client.PutObject(p, part_bytes(Part{0, size}));
     if (requests != nullptr) *requests += 1;
     if (!r.ok()) return r.error();
@@ -44,6 +44,7 @@ Status UploadBuffer(s3::ObjectClient& client, const UploadSpec& spec,
   cp.bucket = spec.bucket;
   cp.key = spec.key;
   cp.content_type = spec.content_type;
+  cp.checksum = spec.checksum;
   auto created = client.CreateMultipartUpload(cp);
   if (requests != nullptr) *requests += 1;
   if (!created.ok()) return created.error();
@@ -60,7 +61,7 @@ Status UploadBuffer(s3::ObjectClient& client, const UploadSpec& spec,
     up.key = spec.key;
     up.upload_id = upload_id;
     up.part_number = static_cast<int>(i + 1);
-    up.send_md5 = spec.send_md5;
+    up.checksum = spec.checksum;
     // Each job writes only its own slot of `completed`; RunWindowed's queue
     // orders that write before the read below.
     client.UploadPartAsync(up, part_bytes(parts[i]),
@@ -70,7 +71,7 @@ Status UploadBuffer(s3::ObjectClient& client, const UploadSpec& spec,
                                done(r.error());
                                return;
                              }
-                             completed[i] = {static_cast<int>(i + 1), r->etag};
+                             completed[i] = {static_cast<int>(i + 1), r->etag, r->checksum_crc32c};
                              if (bar != nullptr) bar->Add(len);
                              done(Status::Ok());
                            });

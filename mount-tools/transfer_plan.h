@@ -33,7 +33,8 @@ struct UploadSpec {
   std::string bucket, key, content_type;
   uint64_t part_size = 16 << 20;  // objects below it go in one PutObject
   int window = 16;                // parts in flight
-  bool send_md5 = true;
+  // Per part (and per PutObject); kCrc32c also creates the upload with it.
+  s3::BodyChecksum checksum = s3::BodyChecksum::kMd5;
 };
 
 // Uploads `size` bytes; `part_bytes` gives the bytes of a part (valid until

@@ -59,17 +59,29 @@ struct GetObjectParams {
   std::string if_match;  // fail with EIO-class PreconditionFailed if changed
 };
 struct GetObjectResult {
-  uint64_t bytes = 0;       // bytes written into dest
-  uint64_t object_size = 0; // from Content-Range / Content-Length
+  uint64_t bytes = 0;        // bytes written into dest
+  uint64_t object_size = 0;  // from Content-Range / Content-Length
   std::string etag;
   Timestamp last_modified{};
+};
+
+// How an uploaded body is protected end to end: the server recomputes the
+// checksum and rejects a body that does not match.
+enum class BodyChecksum {
+  kNone,
+  kMd5,  // Content-MD5: checked by every S3 implementation
+  // x-amz-checksum-crc32c: several times cheaper to compute than MD5. A
+  // multipart upload must be created with it (CreateMultipartUploadParams)
+  // and CompleteMultipartUpload repeats each part's value; copied parts
+  // (UploadPartCopy) do not report one, so such uploads use kMd5.
+  kCrc32c,
 };
 
 // --- PutObject
 struct PutObjectParams {
   std::string bucket, key;
   std::string content_type;
-  bool send_md5 = true;  // Content-MD5 so the server rejects corrupted bodies
+  BodyChecksum checksum = BodyChecksum::kMd5;
   std::string if_none_match;  // "*" to refuse overwriting (where supported)
 };
 struct PutObjectResult {
@@ -80,6 +92,8 @@ struct PutObjectResult {
 struct CreateMultipartUploadParams {
   std::string bucket, key;
   std::string content_type;
+  // kCrc32c: every part must then be sent with kCrc32c (x-amz-checksum-algorithm).
+  BodyChecksum checksum = BodyChecksum::kMd5;
 };
 struct CreateMultipartUploadResult {
   std::string upload_id;
@@ -87,14 +101,16 @@ struct CreateMultipartUploadResult {
 struct UploadPartParams {
   std::string bucket, key, upload_id;
   int part_number = 0;  // 1..10000
-  bool send_md5 = true;
+  BodyChecksum checksum = BodyChecksum::kMd5;
 };
 struct UploadPartResult {
   std::string etag;
+  std::string checksum_crc32c;  // what was sent with kCrc32c (base64), for Complete
 };
 struct CompletedPart {
   int part_number = 0;
   std::string etag;
+  std::string checksum_crc32c;  // required when the upload was created with kCrc32c
 };
 struct CompleteMultipartUploadParams {
   std::string bucket, key, upload_id;
@@ -165,7 +181,7 @@ struct DeleteObjectsResult {
   std::vector<std::pair<std::string, Error>> failed;  // key, why
 };
 struct CopyObjectParams {
-  std::string bucket, key;              // destination
+  std::string bucket, key;  // destination
   std::string source_bucket, source_key;
   std::string source_if_match;
 };
@@ -182,7 +198,8 @@ class ObjectClient {
   virtual ~ObjectClient() = default;
 
   virtual Result<HeadObjectResult> HeadObject(const HeadObjectParams& p) = 0;
-  virtual Result<GetObjectResult> GetObject(const GetObjectParams& p, std::span<std::byte> dest) = 0;
+  virtual Result<GetObjectResult> GetObject(const GetObjectParams& p,
+                                            std::span<std::byte> dest) = 0;
   // Async form: `dest` must stay valid until `done` runs (on a transport thread).
   virtual void GetObjectAsync(const GetObjectParams& p, std::span<std::byte> dest,
                               std::function<void(Result<GetObjectResult>)> done) = 0;

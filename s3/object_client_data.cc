@@ -150,11 +150,12 @@ Result<S3Request> PlanUploadPart(const UploadPartParams& p, std::span<const std:
   req.key = p.key;
   req.query = {{"partNumber", std::to_string(p.part_number)}, {"uploadId", p.upload_id}};
   req.body = body;
-  if (p.send_md5) req.headers.emplace_back("Content-MD5", ContentMd5(body));
+  AddChecksumHeader(req, p.checksum, body);
   return req;
 }
 
-Result<UploadPartResult> FinishUploadPart(const UploadPartParams& p, Result<S3Response> r) {
+Result<UploadPartResult> FinishUploadPart(const UploadPartParams& p, const std::string& crc,
+                                          Result<S3Response> r) {
   if (!r.ok()) return r.error();
   std::string etag = HeaderOr(r->headers, "ETag");
   if (etag.empty()) {
@@ -163,7 +164,7 @@ Result<UploadPartResult> FinishUploadPart(const UploadPartParams& p, Result<S3Re
                      "UploadPart: the server sent no ETag for part " +
                          std::to_string(p.part_number) + " of upload " + p.upload_id);
   }
-  return UploadPartResult{std::move(etag)};
+  return UploadPartResult{std::move(etag), crc};
 }
 
 }  // namespace
@@ -225,7 +226,7 @@ Result<PutObjectResult> S3ObjectClient::PutObject(const PutObjectParams& p,
   req.bucket = p.bucket;
   req.key = p.key;
   req.body = body;
-  if (p.send_md5) req.headers.emplace_back("Content-MD5", ContentMd5(body));
+  AddChecksumHeader(req, p.checksum, body);
   if (!p.content_type.empty()) req.headers.emplace_back("Content-Type", p.content_type);
   if (!p.if_none_match.empty()) req.headers.emplace_back("If-None-Match", p.if_none_match);
   auto r = executor_.ExecuteSync(std::move(req));
@@ -238,7 +239,8 @@ Result<UploadPartResult> S3ObjectClient::UploadPart(const UploadPartParams& p,
                                                     std::span<const std::byte> body) {
   auto req = PlanUploadPart(p, body);
   if (!req.ok()) return req.error();
-  return FinishUploadPart(p, executor_.ExecuteSync(std::move(*req)));
+  const std::string crc = HeaderOr(req->headers, kCrc32cHeader);
+  return FinishUploadPart(p, crc, executor_.ExecuteSync(std::move(*req)));
 }
 
 void S3ObjectClient::UploadPartAsync(const UploadPartParams& p, std::span<const std::byte> body,
@@ -248,9 +250,11 @@ void S3ObjectClient::UploadPartAsync(const UploadPartParams& p, std::span<const 
     done(req.error());
     return;
   }
-  executor_.Execute(std::move(*req), nullptr, [p, done = std::move(done)](Result<S3Response> r) {
-    done(FinishUploadPart(p, std::move(r)));
-  });
+  std::string crc = HeaderOr(req->headers, kCrc32cHeader);
+  executor_.Execute(std::move(*req), nullptr,
+                    [p, crc = std::move(crc), done = std::move(done)](Result<S3Response> r) {
+                      done(FinishUploadPart(p, crc, std::move(r)));
+                    });
 }
 
 }  // namespace bucketfs::s3

@@ -97,6 +97,10 @@ class S3ObjectClient final : public ObjectClient {
 // Helpers shared by the operation files (and tested directly).
 namespace object_client_internal {
 
+inline constexpr std::string_view kCrc32cHeader = "x-amz-checksum-crc32c";
+// Adds the header that lets the server verify `body` (none for kNone).
+void AddChecksumHeader(S3Request& req, BodyChecksum checksum, std::span<const std::byte> body);
+
 // Base64 of the MD5 of `data` (the Content-MD5 header value).
 std::string ContentMd5(std::span<const std::byte> data);
 std::span<const std::byte> AsBytes(std::string_view s);

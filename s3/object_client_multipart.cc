@@ -49,6 +49,9 @@ Result<CreateMultipartUploadResult> S3ObjectClient::CreateMultipartUpload(
   req.key = p.key;
   req.query = {{"uploads", ""}};
   if (!p.content_type.empty()) req.headers.emplace_back("Content-Type", p.content_type);
+  if (p.checksum == BodyChecksum::kCrc32c) {
+    req.headers.emplace_back("x-amz-checksum-algorithm", "CRC32C");
+  }
   // Idempotent by choice: a repeat after a lost answer only orphans an
   // upload id (see object_client_impl.h).
   req.idempotent = true;

@@ -30,6 +30,43 @@ TEST_F(ObjectClientTest, CreateMultipartUpload) {
   EXPECT_EQ(OnlyRequest().Header("Content-Type"), "video/mp4");
 }
 
+TEST_F(ObjectClientTest, Crc32cUploadNamesTheAlgorithmSendsEachPartsSumAndRepeatsIt) {
+  fake_.AddResponse("POST", "/bkt/k?uploads=",
+                    FakeResponse{200,
+                                 {},
+                                 "<InitiateMultipartUploadResult><UploadId>U</UploadId>"
+                                 "</InitiateMultipartUploadResult>"});
+  CreateMultipartUploadParams cp{"bkt", "k", ""};
+  cp.checksum = BodyChecksum::kCrc32c;
+  ASSERT_TRUE(client_->CreateMultipartUpload(cp).ok());
+  EXPECT_EQ(OnlyRequest().Header("x-amz-checksum-algorithm"), "CRC32C");
+
+  fake_.Clear();
+  fake_.AddResponse("PUT", "/bkt/k?partNumber=1&uploadId=U",
+                    FakeResponse{200, {{"ETag", "\"p1\""}}});
+  UploadPartParams up{"bkt", "k", "U", 1, BodyChecksum::kCrc32c};
+  auto part = client_->UploadPart(up, Bytes("123456789"));
+  ASSERT_TRUE(part.ok()) << part.error().ToString();
+  EXPECT_EQ(OnlyRequest().Header("x-amz-checksum-crc32c"), "4waSgw==");
+  EXPECT_EQ(OnlyRequest().Header("Content-MD5"), "");  // one checksum, not both
+  EXPECT_EQ(part->checksum_crc32c, "4waSgw==");
+
+  fake_.Clear();
+  fake_.AddResponse(
+      "POST", "/bkt/k?uploadId=U",
+      FakeResponse{
+          200,
+          {},
+          "<CompleteMultipartUploadResult><ETag>\"f-1\"</ETag></CompleteMultipartUploadResult>"});
+  ASSERT_TRUE(
+      client_->CompleteMultipartUpload({"bkt", "k", "U", {{1, "\"p1\"", "4waSgw=="}}}).ok());
+  EXPECT_EQ(OnlyRequest().body,
+            "<?xml version=\"1.0\"?><CompleteMultipartUpload "
+            "xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Part><PartNumber>1</PartNumber>"
+            "<ETag>\"p1\"</ETag><ChecksumCRC32C>4waSgw==</ChecksumCRC32C></Part>"
+            "</CompleteMultipartUpload>");
+}
+
 constexpr const char* kCompleteOk =
     "<CompleteMultipartUploadResult><ETag>\"final-2\"</ETag></CompleteMultipartUploadResult>";
 

@@ -128,7 +128,7 @@ TEST_F(ObjectClientTest, PutObjectSendsBodyMd5AndHeaders) {
   // No ETag in the answer: allowed for PutObject, reported empty.
   fake_.Clear();
   fake_.AddResponse("PUT", "/bkt/k", FakeResponse{200});
-  p.send_md5 = false;
+  p.checksum = BodyChecksum::kNone;
   auto r2 = client_->PutObject(p, Bytes("hello"));
   ASSERT_TRUE(r2.ok());
   EXPECT_EQ(r2->etag, "");

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 
+#include "s3/crc32c.h"
 #include "s3/object_client_impl.h"
 #include "s3/sigv4_signer.h"
 #include "s3/time_util.h"
@@ -37,6 +38,19 @@ std::string ContentMd5(std::span<const std::byte> data) {
   unsigned char b64[4 * ((EVP_MAX_MD_SIZE + 2) / 3) + 1];
   const int n = EVP_EncodeBlock(b64, digest, static_cast<int>(digest_len));
   return std::string(reinterpret_cast<const char*>(b64), static_cast<size_t>(n));
+}
+
+void AddChecksumHeader(S3Request& req, BodyChecksum checksum, std::span<const std::byte> body) {
+  switch (checksum) {
+    case BodyChecksum::kNone:
+      return;
+    case BodyChecksum::kMd5:
+      req.headers.emplace_back("Content-MD5", ContentMd5(body));
+      return;
+    case BodyChecksum::kCrc32c:
+      req.headers.emplace_back(std::string(kCrc32cHeader), Crc32cBase64(body));
+      return;
+  }
 }
 
 std::span<const std::byte> AsBytes(std::string_view s) {

@@ -270,6 +270,7 @@ std::string BuildCompleteMultipartUploadXml(const std::vector<CompletedPart>& pa
     pugi::xml_node part = root.append_child("Part");
     AppendTextChild(part, "PartNumber", std::to_string(p.part_number));
     AppendTextChild(part, "ETag", p.etag);
+    if (!p.checksum_crc32c.empty()) AppendTextChild(part, "ChecksumCRC32C", p.checksum_crc32c);
   }
   return xml::Serialize(doc);
 }

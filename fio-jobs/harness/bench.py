@@ -364,12 +364,14 @@ def direct_cmd(args, bins, server, job, run_id):
     if job == "rand1m":
         return b + ["get-random", seq + "-0", "--block", "1M", "--iodepth", "8",
                     "--count", str(max(64, args.rand_count // 20))] + common
+    # Writes: what a bucketfs mount does per file: 16 MiB parts, 4 in flight,
+    # each part with x-amz-checksum-crc32c (the mount's default checksum).
+    put = ["--connections", "4", "--part-size", "16M", "--checksum", "crc32c"]
     if job == "write1":
-        return b + ["put", f"s3://{BUCKET}/write/direct-{run_id}", "--size", size,
-                    "--connections", "4", "--part-size", "16M"] + common
+        return b + ["put", f"s3://{BUCKET}/write/direct-{run_id}", "--size", size] + put + common
     if job == "write4":
-        return b + ["put", f"s3://{BUCKET}/write/direct4-{run_id}", "--objects", "4", "--size", size,
-                    "--connections", "4", "--part-size", "16M"] + common
+        return b + ["put", f"s3://{BUCKET}/write/direct4-{run_id}", "--objects", "4", "--size", size] \
+            + put + common
     return None
 
 

@@ -198,7 +198,7 @@ TEST(BadResponse, S3simTruncatedBodiesGiveAnError) {
   std::string bucket = testing::UniqueBucketName("truncate");
   ASSERT_TRUE(client.CreateBucket({bucket}).ok());
   auto data = RandomBytes(256 << 10, 30);
-  auto put = client.PutObject({bucket, "obj", "", true, ""}, data);
+  auto put = client.PutObject({bucket, "obj", "", s3::BodyChecksum::kMd5, ""}, data);
   ASSERT_TRUE(put.ok()) << put.error().ToString();
   std::vector<std::byte> buf(data.size());
   s3::GetObjectParams p;

@@ -43,6 +43,40 @@ TEST_P(ConformanceTest, MultipartUploadRoundTrip) {
   EXPECT_TRUE(*got == data);
 }
 
+// What a bucketfs mount sends by default: an upload created for CRC32C,
+// every part with x-amz-checksum-crc32c, Complete repeating them.
+TEST_P(ConformanceTest, Crc32cMultipartUploadRoundTrip) {
+  const size_t part = backend().min_part_size;
+  auto data = RandomBytes(part + 123, 12);  // a full part and a short last one
+  s3::CreateMultipartUploadParams cp{bucket(), "multi/crc32c", ""};
+  cp.checksum = s3::BodyChecksum::kCrc32c;
+  auto created = client().CreateMultipartUpload(cp);
+  ASSERT_TRUE(created.ok()) << created.error().ToString();
+  std::vector<s3::CompletedPart> parts;
+  for (int n = 1; n <= 2; ++n) {
+    const size_t off = static_cast<size_t>(n - 1) * part;
+    const size_t len = std::min(part, data.size() - off);
+    s3::UploadPartParams up{bucket(), "multi/crc32c", created->upload_id, n,
+                            s3::BodyChecksum::kCrc32c};
+    auto r = client().UploadPart(up, Slice(data, off, len));
+    ASSERT_TRUE(r.ok()) << "part " << n << ": " << r.error().ToString();
+    EXPECT_FALSE(r->checksum_crc32c.empty());
+    parts.push_back({n, r->etag, r->checksum_crc32c});
+  }
+  auto done =
+      client().CompleteMultipartUpload({bucket(), "multi/crc32c", created->upload_id, parts});
+  ASSERT_TRUE(done.ok()) << done.error().ToString();
+  auto got = Get("multi/crc32c");
+  ASSERT_TRUE(got.ok()) << got.error().ToString();
+  EXPECT_TRUE(*got == data);
+
+  s3::PutObjectParams put{bucket(), "single/crc32c", "", s3::BodyChecksum::kCrc32c, ""};
+  ASSERT_TRUE(client().PutObject(put, Slice(data, 0, 1000)).ok());
+  auto single = Get("single/crc32c");
+  ASSERT_TRUE(single.ok()) << single.error().ToString();
+  EXPECT_TRUE(*single == Slice(data, 0, 1000));
+}
+
 TEST_P(ConformanceTest, AsyncPartsOutOfOrder) {
   const size_t part = backend().min_part_size;
   auto data = RandomBytes(3 * part, 11);
@@ -54,7 +88,7 @@ TEST_P(ConformanceTest, AsyncPartsOutOfOrder) {
   std::vector<s3::CompletedPart> parts(3);
   std::string error;
   for (int n = 3; n >= 1; --n) {  // last part first
-    s3::UploadPartParams up{bucket(), "async-multi", created->upload_id, n, true};
+    s3::UploadPartParams up{bucket(), "async-multi", created->upload_id, n, s3::BodyChecksum::kMd5};
     std::span<const std::byte> body(data.data() + static_cast<size_t>(n - 1) * part, part);
     client().UploadPartAsync(up, body, [&, n](Result<s3::UploadPartResult> r) {
       std::lock_guard<std::mutex> lock(mu);
@@ -89,7 +123,8 @@ TEST_P(ConformanceTest, AbortAndListMultipartUploads) {
   ASSERT_TRUE(one.ok()) << one.error().ToString();
   ASSERT_TRUE(two.ok()) << two.error().ToString();
   auto part = RandomBytes(1000, 12);
-  auto up = client().UploadPart({bucket(), "up/one", one->upload_id, 1, true}, part);
+  auto up =
+      client().UploadPart({bucket(), "up/one", one->upload_id, 1, s3::BodyChecksum::kMd5}, part);
   ASSERT_TRUE(up.ok()) << up.error().ToString();
 
   s3::ListMultipartUploadsParams lp;
@@ -113,7 +148,8 @@ TEST_P(ConformanceTest, AbortAndListMultipartUploads) {
   auto head = client().HeadObject({bucket(), "up/one", "", ""});
   ASSERT_FALSE(head.ok());
   EXPECT_EQ(head.error().errno_value, ENOENT);
-  auto late = client().UploadPart({bucket(), "up/one", one->upload_id, 2, true}, part);
+  auto late =
+      client().UploadPart({bucket(), "up/one", one->upload_id, 2, s3::BodyChecksum::kMd5}, part);
   ASSERT_FALSE(late.ok());
   EXPECT_EQ(late.error().code, "NoSuchUpload") << late.error().ToString();
   EXPECT_TRUE(client().AbortMultipartUpload({bucket(), "up/two", two->upload_id}).ok());
@@ -138,7 +174,8 @@ TEST_P(ConformanceTest, UploadPartCopy) {
   auto copied = client().UploadPartCopy(cp);
   ASSERT_TRUE(copied.ok()) << copied.error().ToString();
   auto tail = RandomBytes(100, 14);
-  auto up = client().UploadPart({bucket(), "copy-dst", created->upload_id, 2, true}, tail);
+  auto up = client().UploadPart(
+      {bucket(), "copy-dst", created->upload_id, 2, s3::BodyChecksum::kMd5}, tail);
   ASSERT_TRUE(up.ok()) << up.error().ToString();
   auto done = client().CompleteMultipartUpload(
       {bucket(), "copy-dst", created->upload_id, {{1, copied->etag}, {2, up->etag}}});
