@@ -64,11 +64,14 @@ std::optional<CachedMetadata::Hit> CachedMetadata::Find(const std::string& bucke
   return hit;
 }
 
-std::optional<std::vector<ListedEntry>> CachedMetadata::Listing(const std::string& bucket,
-                                                                const std::string& dir_key) const {
+std::optional<CachedMetadata::DirEntries> CachedMetadata::Listing(
+    const std::string& bucket, const std::string& dir_key) const {
   auto l = cache_->GetListing(bucket, dir_key);
   if (!l) return std::nullopt;
-  std::vector<ListedEntry> out;
+  DirEntries dir;
+  dir.fetched =
+      ToAttrs(cache::CachedName{cache::NameKind::kDir, 0, 0, {}, l->fetched_at_ns}).fetched;
+  std::vector<ListedEntry>& out = dir.entries;
   out.reserve(l->entries.size());
   for (auto& e : l->entries) {
     ListedEntry le;
@@ -80,7 +83,7 @@ std::optional<std::vector<ListedEntry>> CachedMetadata::Listing(const std::strin
     }
     out.push_back(std::move(le));
   }
-  return out;
+  return dir;
 }
 
 void CachedMetadata::StoreFile(const std::string& bucket, const std::string& file_key,

@@ -12,6 +12,7 @@
 // Thread-safe.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -39,9 +40,12 @@ class CachedMetadata {
   // What the cache knows fresh about `file_key` (a name without "/"): its own
   // record first, else its parent's complete listing.
   std::optional<Hit> Find(const std::string& bucket, const std::string& file_key) const;
+  struct DirEntries {
+    std::vector<ListedEntry> entries;
+    std::chrono::steady_clock::time_point fetched;  // when S3 said it, on the steady clock
+  };
   // A fresh complete listing of `dir_key`.
-  std::optional<std::vector<ListedEntry>> Listing(const std::string& bucket,
-                                                  const std::string& dir_key) const;
+  std::optional<DirEntries> Listing(const std::string& bucket, const std::string& dir_key) const;
 
   void StoreFile(const std::string& bucket, const std::string& file_key, const ObjectAttrs& attrs);
   void StoreDir(const std::string& bucket, const std::string& file_key);

@@ -15,14 +15,22 @@ constexpr off_t kDotEntries = 2;  // offsets 0 and 1 are "." and ".."
 
 }  // namespace
 
-Result<uint64_t> Filesystem::OpenDir(Ino ino) {
+Result<OpenedDir> Filesystem::OpenDir(Ino ino) {
   auto dir = GetDir(ino);
   if (!dir.ok()) return dir.error();
+  OpenedDir opened;
+  // A directory's attrs.fetched is when its complete listing was last served
+  // (FetchNextPage): while that is fresh, the kernel's copy is as good as ours.
+  opened.cache_entries = config_.metadata_ttl > 0;
+  opened.keep_cache = opened.cache_entries &&
+                      dir->attrs.fetched != std::chrono::steady_clock::time_point{} &&
+                      std::chrono::steady_clock::now() - dir->attrs.fetched <
+                          std::chrono::duration<double>(config_.metadata_ttl);
   auto h = std::make_shared<DirHandle>(ino, dir->bucket, dir->key, IsBucketList(*dir));
   std::lock_guard lock(handles_mu_);
-  const uint64_t fh = next_fh_++;
-  dirs_.emplace(fh, std::move(h));
-  return fh;
+  opened.fh = next_fh_++;
+  dirs_.emplace(opened.fh, std::move(h));
+  return opened;
 }
 
 void Filesystem::ReleaseDir(uint64_t fh) {
@@ -84,11 +92,14 @@ Status Filesystem::FetchNextPage(DirHandle& h) {
     }
     for (const auto& b : r->buckets) h.listing.AddLocal({b.name, Kind::kDir, {}});
     h.done = true;
+    inodes_.SetAttrs(h.ino, ObjectAttrs{0, {}, {}, std::chrono::steady_clock::now()});
     return Status::Ok();
   }
-  auto finish = [&] {  // every S3 entry is in: merge the local ones
+  // Every S3 entry is in: merge the local ones. `fetched`: when S3 said it.
+  auto finish = [&](std::chrono::steady_clock::time_point fetched) {
     for (auto& e : local_.ChildrenOf(h.bucket, h.key)) h.listing.AddLocal(std::move(e));
     h.done = true;
+    inodes_.SetAttrs(h.ino, ObjectAttrs{0, {}, {}, fetched});  // see OpenDir
     siblings_.Remember(h.ino, h.bucket, h.key, h.listing.entries());
     if (listing_prefetch_) {  // a walk reads the subdirectories next: list them ahead
       std::vector<std::string> subdirs;
@@ -101,8 +112,8 @@ Status Filesystem::FetchNextPage(DirHandle& h) {
   };
   if (meta_ && h.token.empty() && h.listing.entries().empty()) {
     if (auto cached = meta_->Listing(h.bucket, h.key)) {
-      for (auto& e : *cached) h.listing.AddLocal(std::move(e));
-      return finish();
+      for (auto& e : cached->entries) h.listing.AddLocal(std::move(e));
+      return finish(cached->fetched);
     }
   }
   s3::ListObjectsV2Params p;
@@ -122,12 +133,13 @@ Status Filesystem::FetchNextPage(DirHandle& h) {
     spdlog::warn("ListObjectsV2 s3://{}/{}: truncated page without a continuation token", p.bucket,
                  p.prefix);
     h.listing.Finish();
+    return finish({});  // incomplete: never kept by the kernel
   } else if (r->is_truncated) {
     return Status::Ok();
   } else if (meta_) {
     meta_->StoreListing(h.bucket, h.key, h.listing.entries());  // complete: S3 entries only
   }
-  return finish();
+  return finish(std::chrono::steady_clock::now());
 }
 
 }  // namespace bucketfs::fs
