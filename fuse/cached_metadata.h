@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cache/metadata_cache.h"
@@ -52,6 +53,13 @@ class CachedMetadata {
   void StoreMissing(const std::string& bucket, const std::string& file_key);
   void StoreListing(const std::string& bucket, const std::string& dir_key,
                     const std::vector<ListedEntry>& entries);
+  // Many complete listings (dir key, entries) in one cache transaction.
+  void StoreListings(const std::string& bucket,
+                     const std::vector<std::pair<std::string, std::vector<ListedEntry>>>& dirs);
+  // A fresh complete listing of `dir_key` exists (cheaper than Listing).
+  bool HasListing(const std::string& bucket, const std::string& dir_key) const {
+    return cache_->HasListing(bucket, dir_key);
+  }
 
   // `key` was created, written, removed or renamed here: a file key, or a
   // directory key ending in "/". ChangedTree also drops everything below a

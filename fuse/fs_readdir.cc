@@ -106,12 +106,17 @@ Status Filesystem::FetchNextPage(DirHandle& h) {
       for (const auto& e : h.listing.entries()) {
         if (e.kind == Kind::kDir) subdirs.push_back(h.key + e.name + "/");
       }
-      listing_prefetch_->Prefetch(h.bucket, subdirs);
+      listing_prefetch_->Prefetch(h.bucket, h.key, subdirs);
     }
     return Status::Ok();
   };
   if (meta_ && h.token.empty() && h.listing.entries().empty()) {
-    if (auto cached = meta_->Listing(h.bucket, h.key)) {
+    auto cached = meta_->Listing(h.bucket, h.key);
+    // Being listed ahead right now: wait for that rather than list it twice.
+    if (!cached && listing_prefetch_ && listing_prefetch_->WaitFor(h.bucket, h.key)) {
+      cached = meta_->Listing(h.bucket, h.key);
+    }
+    if (cached) {
       for (auto& e : cached->entries) h.listing.AddLocal(std::move(e));
       return finish(cached->fetched);
     }
