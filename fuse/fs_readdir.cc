@@ -96,11 +96,21 @@ Status Filesystem::FetchNextPage(DirHandle& h) {
     return Status::Ok();
   }
   // Every S3 entry is in: merge the local ones. `fetched`: when S3 said it.
-  auto finish = [&](std::chrono::steady_clock::time_point fetched) {
+  auto finish = [&](std::chrono::steady_clock::time_point fetched, bool from_cache = false) {
     for (auto& e : local_.ChildrenOf(h.bucket, h.key)) h.listing.AddLocal(std::move(e));
     h.done = true;
     inodes_.SetAttrs(h.ino, ObjectAttrs{0, {}, {}, fetched});  // see OpenDir
-    siblings_.Remember(h.ino, h.bucket, h.key, h.listing.entries());
+    if (meta_ && from_cache) {  // the cache holds the entries: index them on first open
+      siblings_.RememberLazy(h.ino, h.bucket, h.key,
+                             [meta = meta_.get(), bucket = h.bucket,
+                              key = h.key]() -> std::optional<std::vector<ListedEntry>> {
+                               auto l = meta->Listing(bucket, key);
+                               if (!l) return std::nullopt;
+                               return std::move(l->entries);
+                             });
+    } else {
+      siblings_.Remember(h.ino, h.bucket, h.key, h.listing.entries());
+    }
     if (listing_prefetch_) {  // a walk reads the subdirectories next: list them ahead
       std::vector<std::string> subdirs;
       for (const auto& e : h.listing.entries()) {
@@ -117,8 +127,8 @@ Status Filesystem::FetchNextPage(DirHandle& h) {
       cached = meta_->Listing(h.bucket, h.key);
     }
     if (cached) {
-      for (auto& e : cached->entries) h.listing.AddLocal(std::move(e));
-      return finish(cached->fetched);
+      h.listing.AddComplete(std::move(cached->entries));
+      return finish(cached->fetched, /*from_cache=*/true);
     }
   }
   s3::ListObjectsV2Params p;
@@ -143,6 +153,7 @@ Status Filesystem::FetchNextPage(DirHandle& h) {
     return Status::Ok();
   } else if (meta_) {
     meta_->StoreListing(h.bucket, h.key, h.listing.entries());  // complete: S3 entries only
+    return finish(std::chrono::steady_clock::now(), /*from_cache=*/true);
   }
   return finish(std::chrono::steady_clock::now());
 }
