@@ -34,8 +34,11 @@ void ListingPrefetcher::Prefetch(const std::string& bucket, const std::string& p
     std::vector<std::string> dirs = dir_keys;
     std::sort(dirs.begin(), dirs.end());
     dirs.erase(std::unique(dirs.begin(), dirs.end()), dirs.end());
-    // One range per worker, at least 4 directories each.
-    const size_t ranges = std::min<size_t>(static_cast<size_t>(workers_), dirs.size() / 4);
+    // Four ranges per worker, at least 4 directories each, queued in key
+    // order: a walk reads the directories in that order, so the front of
+    // the fetches keeps moving just ahead of it instead of one range per
+    // worker that the walk catches up with.
+    const size_t ranges = std::min<size_t>(4 * static_cast<size_t>(workers_), dirs.size() / 4);
     std::lock_guard lock(mu_);
     for (size_t r = 0; r < ranges; ++r) {
       const size_t from = dirs.size() * r / ranges, to = dirs.size() * (r + 1) / ranges;

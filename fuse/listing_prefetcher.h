@@ -6,7 +6,7 @@
 // Two shapes, by the number of subdirectories:
 // - a few: one delimiter LIST per subdirectory (one level ahead only);
 // - many (a wide tree, kFlatMinDirs or more): the subdirectories are cut into
-//   contiguous key ranges, one per worker, each listed flat (no delimiter,
+//   contiguous key ranges (four per worker), each listed flat (no delimiter,
 //   see subtree_lister.h): one request per 1000 keys fills every directory
 //   of the range's subtrees at once. Each range stops after a bounded number
 //   of pages, so a plain `ls` of a huge tree is never a crawl; what a range

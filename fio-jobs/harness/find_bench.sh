@@ -31,7 +31,7 @@ OTHERS="${OTHERS-s3fs rclone}"
 OTHER_PID=""
 cleanup() {
   fusermount3 -u "$MNT" 2>/dev/null || true
-  for m in "$TMP"/mnt-*; do [[ -d "$m" ]] && fusermount3 -uz "$m" 2>/dev/null; done
+  for m in "$TMP"/mnt-*; do fusermount3 -uz "$m" 2>/dev/null || true; done
   [[ -z "$OTHER_PID" ]] || kill "$OTHER_PID" 2>/dev/null || true
   [[ -z "$SIM_PID" ]] || kill "$SIM_PID" 2>/dev/null || true
   grep -q " $TMP/" /proc/mounts || rm -rf "$TMP"
