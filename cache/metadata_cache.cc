@@ -273,6 +273,43 @@ Status MetadataCache::PutListing(const std::string& bucket, const std::string& d
   return env_->Write([&](LmdbTxn& t) { return t.Put(k, v); });
 }
 
+Status MetadataCache::PutListings(const std::string& bucket,
+                                  std::vector<std::pair<std::string, CachedListing>> listings) {
+  const int64_t now = Now();
+  std::vector<std::pair<std::string, std::string>> records;
+  records.reserve(listings.size());
+  for (auto& [dir_key, listing] : listings) {
+    std::string k = RecordKey('L', bucket, dir_key);
+    if (k.size() > kMaxLmdbKey) continue;
+    if (listing.fetched_at_ns == 0) listing.fetched_at_ns = now;
+    records.emplace_back(std::move(k), EncodeListing(listing));
+  }
+  if (records.empty()) return Status::Ok();
+  return env_->Write([&](LmdbTxn& t) -> Status {
+    for (const auto& [k, v] : records) {
+      if (Status s = t.Put(k, v); !s.ok()) return s;
+    }
+    return Status::Ok();
+  });
+}
+
+bool MetadataCache::HasListing(const std::string& bucket, const std::string& dir_key) const {
+  const std::string k = RecordKey('L', bucket, dir_key);
+  if (k.size() > kMaxLmdbKey) return false;
+  int64_t fetched_at = 0;
+  bool complete = false;
+  Status s = env_->Read([&](LmdbTxn& t) -> Status {
+    auto v = t.Get(k);
+    if (!v.ok()) return v.error();
+    if (!*v) return Status::Ok();
+    Reader r(**v);  // the header of EncodeListing: fetched_at, complete
+    fetched_at = r.Get<int64_t>();
+    complete = r.Get<uint8_t>() != 0 && r.ok();
+    return Status::Ok();
+  });
+  return s.ok() && complete && Fresh(fetched_at, options_.ttl_seconds);
+}
+
 Status MetadataCache::Invalidate(const std::string& bucket, const std::string& key) {
   const std::string parent = SplitParent(key).first;
   return env_->Write([&](LmdbTxn& t) -> Status {

@@ -32,6 +32,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cache/lmdb_env.h"
@@ -98,6 +99,12 @@ class MetadataCache {
   std::optional<CachedListing> GetListing(const std::string& bucket,
                                           const std::string& dir_key) const;
   Status PutListing(const std::string& bucket, const std::string& dir_key, CachedListing listing);
+  // Many listings in one transaction (one commit, one fsync): a flat listing
+  // completes hundreds of directories at once.
+  Status PutListings(const std::string& bucket,
+                     std::vector<std::pair<std::string, CachedListing>> listings);
+  // True when `dir_key` has a fresh complete listing; reads only its header.
+  bool HasListing(const std::string& bucket, const std::string& dir_key) const;
 
   // A local change of `key` (a file, or a directory without its "/"): drops
   // its name record and its parent's listing.

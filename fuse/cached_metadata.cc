@@ -64,11 +64,14 @@ std::optional<CachedMetadata::Hit> CachedMetadata::Find(const std::string& bucke
   return hit;
 }
 
-std::optional<std::vector<ListedEntry>> CachedMetadata::Listing(const std::string& bucket,
-                                                                const std::string& dir_key) const {
+std::optional<CachedMetadata::DirEntries> CachedMetadata::Listing(
+    const std::string& bucket, const std::string& dir_key) const {
   auto l = cache_->GetListing(bucket, dir_key);
   if (!l) return std::nullopt;
-  std::vector<ListedEntry> out;
+  DirEntries dir;
+  dir.fetched =
+      ToAttrs(cache::CachedName{cache::NameKind::kDir, 0, 0, {}, l->fetched_at_ns}).fetched;
+  std::vector<ListedEntry>& out = dir.entries;
   out.reserve(l->entries.size());
   for (auto& e : l->entries) {
     ListedEntry le;
@@ -80,7 +83,7 @@ std::optional<std::vector<ListedEntry>> CachedMetadata::Listing(const std::strin
     }
     out.push_back(std::move(le));
   }
-  return out;
+  return dir;
 }
 
 void CachedMetadata::StoreFile(const std::string& bucket, const std::string& file_key,
@@ -99,15 +102,32 @@ void CachedMetadata::StoreMissing(const std::string& bucket, const std::string& 
   LogFailure(cache_->PutMissing(bucket, file_key), "put");
 }
 
-void CachedMetadata::StoreListing(const std::string& bucket, const std::string& dir_key,
-                                  const std::vector<ListedEntry>& entries) {
+namespace {
+
+cache::CachedListing ToCached(const std::vector<ListedEntry>& entries) {
   cache::CachedListing l;
   l.entries.reserve(entries.size());
   for (const ListedEntry& e : entries) {
     l.entries.push_back(
         {e.name, e.kind == Kind::kDir, e.attrs.size, ToNs(e.attrs.mtime), e.attrs.etag});
   }
-  LogFailure(cache_->PutListing(bucket, dir_key, std::move(l)), "put listing");
+  return l;
+}
+
+}  // namespace
+
+void CachedMetadata::StoreListing(const std::string& bucket, const std::string& dir_key,
+                                  const std::vector<ListedEntry>& entries) {
+  LogFailure(cache_->PutListing(bucket, dir_key, ToCached(entries)), "put listing");
+}
+
+void CachedMetadata::StoreListings(
+    const std::string& bucket,
+    const std::vector<std::pair<std::string, std::vector<ListedEntry>>>& dirs) {
+  std::vector<std::pair<std::string, cache::CachedListing>> listings;
+  listings.reserve(dirs.size());
+  for (const auto& [dir_key, entries] : dirs) listings.emplace_back(dir_key, ToCached(entries));
+  LogFailure(cache_->PutListings(bucket, std::move(listings)), "put listings");
 }
 
 void CachedMetadata::Changed(const std::string& bucket, const std::string& key) {

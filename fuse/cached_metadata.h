@@ -12,9 +12,11 @@
 // Thread-safe.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cache/metadata_cache.h"
@@ -39,15 +41,25 @@ class CachedMetadata {
   // What the cache knows fresh about `file_key` (a name without "/"): its own
   // record first, else its parent's complete listing.
   std::optional<Hit> Find(const std::string& bucket, const std::string& file_key) const;
+  struct DirEntries {
+    std::vector<ListedEntry> entries;
+    std::chrono::steady_clock::time_point fetched;  // when S3 said it, on the steady clock
+  };
   // A fresh complete listing of `dir_key`.
-  std::optional<std::vector<ListedEntry>> Listing(const std::string& bucket,
-                                                  const std::string& dir_key) const;
+  std::optional<DirEntries> Listing(const std::string& bucket, const std::string& dir_key) const;
 
   void StoreFile(const std::string& bucket, const std::string& file_key, const ObjectAttrs& attrs);
   void StoreDir(const std::string& bucket, const std::string& file_key);
   void StoreMissing(const std::string& bucket, const std::string& file_key);
   void StoreListing(const std::string& bucket, const std::string& dir_key,
                     const std::vector<ListedEntry>& entries);
+  // Many complete listings (dir key, entries) in one cache transaction.
+  void StoreListings(const std::string& bucket,
+                     const std::vector<std::pair<std::string, std::vector<ListedEntry>>>& dirs);
+  // A fresh complete listing of `dir_key` exists (cheaper than Listing).
+  bool HasListing(const std::string& bucket, const std::string& dir_key) const {
+    return cache_->HasListing(bucket, dir_key);
+  }
 
   // `key` was created, written, removed or renamed here: a file key, or a
   // directory key ending in "/". ChangedTree also drops everything below a

@@ -11,10 +11,18 @@ bool IsValidName(std::string_view name) {
   return name.find('\0') == std::string_view::npos && name.find('/') == std::string_view::npos;
 }
 
+void DirListing::IndexNames() const {
+  for (; indexed_ < entries_.size(); ++indexed_) names_.insert(entries_[indexed_].name);
+}
+
 void DirListing::Emit(ListedEntry entry) {
+  IndexNames();
   if (!names_.insert(entry.name).second) return;
   entries_.push_back(std::move(entry));
+  indexed_ = entries_.size();
 }
+
+void DirListing::AddComplete(std::vector<ListedEntry> entries) { entries_ = std::move(entries); }
 
 void DirListing::AddPage(const s3::ListObjectsV2Result& page) {
   // Objects and prefixes merged in key order (each list is sorted).

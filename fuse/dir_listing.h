@@ -45,9 +45,15 @@ class DirListing {
   // Adds an entry from outside S3 (a local directory, a file being written)
   // unless the name is already taken.
   void AddLocal(ListedEntry entry);
+  // Takes a whole listing that already obeys the rules (a cached one).
+  // REQUIRES: nothing added yet.
+  void AddComplete(std::vector<ListedEntry> entries);
 
   const std::vector<ListedEntry>& entries() const { return entries_; }
-  bool Contains(const std::string& name) const { return names_.count(name) != 0; }
+  bool Contains(const std::string& name) const {
+    IndexNames();
+    return names_.count(name) != 0;
+  }
 
  private:
   void Emit(ListedEntry entry);
@@ -57,8 +63,12 @@ class DirListing {
 
   std::string prefix_;
   std::vector<ListedEntry> entries_;
-  std::vector<ListedEntry> held_;    // files that a later "name/" could hide
-  std::set<std::string> names_;      // every name emitted
+  std::vector<ListedEntry> held_;  // files that a later "name/" could hide
+  // Names of entries_[0, indexed_): built lazily, so a cached listing that
+  // is only read never pays for the set.
+  void IndexNames() const;
+  mutable std::set<std::string> names_;
+  mutable size_t indexed_ = 0;
   std::set<std::string> dir_names_;  // directory names seen
 };
 

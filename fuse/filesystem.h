@@ -54,6 +54,16 @@ struct Entry {
   double entry_timeout = 0;
 };
 
+struct OpenedDir {
+  uint64_t fh = 0;
+  // The kernel may cache this directory's entries (FOPEN_CACHE_DIR) ...
+  bool cache_entries = false;
+  // ... and keep what it cached at a previous open (FOPEN_KEEP_CACHE): the
+  // complete listing was served within the metadata TTL. Local changes made
+  // through the kernel drop its cache on their own.
+  bool keep_cache = false;
+};
+
 struct OpenedFile {
   uint64_t fh = 0;
   bool keep_cache = false;  // same ETag as the previous open: the page cache is still good
@@ -91,7 +101,7 @@ class Filesystem {
   struct statvfs StatFs() const;
 
   // --- Directories (fs_readdir.cc)
-  Result<uint64_t> OpenDir(Ino ino);
+  Result<OpenedDir> OpenDir(Ino ino);
   Status ReadDir(Ino ino, uint64_t fh, off_t offset, bool plus, const DirFiller& fill);
   void ReleaseDir(uint64_t fh);
 

@@ -131,10 +131,10 @@ TEST_F(FsLookupTest, ReaddirPagesAndOffsetsAreStable) {
       return into.size() < 10;
     };
   };
-  ASSERT_TRUE(fs_->ReadDir(dir->ino, *fh, 0, false, collect(first)).ok());
-  ASSERT_TRUE(fs_->ReadDir(dir->ino, *fh, 5, false, collect(again)).ok());
+  ASSERT_TRUE(fs_->ReadDir(dir->ino, fh->fh, 0, false, collect(first)).ok());
+  ASSERT_TRUE(fs_->ReadDir(dir->ino, fh->fh, 5, false, collect(again)).ok());
   EXPECT_EQ(again[0], first[5]);
-  fs_->ReleaseDir(*fh);
+  fs_->ReleaseDir(fh->fh);
 }
 
 TEST_F(FsLookupTest, GetAttrRefreshesAfterTtl) {

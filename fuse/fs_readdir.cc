@@ -15,14 +15,22 @@ constexpr off_t kDotEntries = 2;  // offsets 0 and 1 are "." and ".."
 
 }  // namespace
 
-Result<uint64_t> Filesystem::OpenDir(Ino ino) {
+Result<OpenedDir> Filesystem::OpenDir(Ino ino) {
   auto dir = GetDir(ino);
   if (!dir.ok()) return dir.error();
+  OpenedDir opened;
+  // A directory's attrs.fetched is when its complete listing was last served
+  // (FetchNextPage): while that is fresh, the kernel's copy is as good as ours.
+  opened.cache_entries = config_.metadata_ttl > 0;
+  opened.keep_cache = opened.cache_entries &&
+                      dir->attrs.fetched != std::chrono::steady_clock::time_point{} &&
+                      std::chrono::steady_clock::now() - dir->attrs.fetched <
+                          std::chrono::duration<double>(config_.metadata_ttl);
   auto h = std::make_shared<DirHandle>(ino, dir->bucket, dir->key, IsBucketList(*dir));
   std::lock_guard lock(handles_mu_);
-  const uint64_t fh = next_fh_++;
-  dirs_.emplace(fh, std::move(h));
-  return fh;
+  opened.fh = next_fh_++;
+  dirs_.emplace(opened.fh, std::move(h));
+  return opened;
 }
 
 void Filesystem::ReleaseDir(uint64_t fh) {
@@ -84,25 +92,43 @@ Status Filesystem::FetchNextPage(DirHandle& h) {
     }
     for (const auto& b : r->buckets) h.listing.AddLocal({b.name, Kind::kDir, {}});
     h.done = true;
+    inodes_.SetAttrs(h.ino, ObjectAttrs{0, {}, {}, std::chrono::steady_clock::now()});
     return Status::Ok();
   }
-  auto finish = [&] {  // every S3 entry is in: merge the local ones
+  // Every S3 entry is in: merge the local ones. `fetched`: when S3 said it.
+  auto finish = [&](std::chrono::steady_clock::time_point fetched, bool from_cache = false) {
     for (auto& e : local_.ChildrenOf(h.bucket, h.key)) h.listing.AddLocal(std::move(e));
     h.done = true;
-    siblings_.Remember(h.ino, h.bucket, h.key, h.listing.entries());
+    inodes_.SetAttrs(h.ino, ObjectAttrs{0, {}, {}, fetched});  // see OpenDir
+    if (meta_ && from_cache) {  // the cache holds the entries: index them on first open
+      siblings_.RememberLazy(h.ino, h.bucket, h.key,
+                             [meta = meta_.get(), bucket = h.bucket,
+                              key = h.key]() -> std::optional<std::vector<ListedEntry>> {
+                               auto l = meta->Listing(bucket, key);
+                               if (!l) return std::nullopt;
+                               return std::move(l->entries);
+                             });
+    } else {
+      siblings_.Remember(h.ino, h.bucket, h.key, h.listing.entries());
+    }
     if (listing_prefetch_) {  // a walk reads the subdirectories next: list them ahead
       std::vector<std::string> subdirs;
       for (const auto& e : h.listing.entries()) {
         if (e.kind == Kind::kDir) subdirs.push_back(h.key + e.name + "/");
       }
-      listing_prefetch_->Prefetch(h.bucket, subdirs);
+      listing_prefetch_->Prefetch(h.bucket, h.key, subdirs);
     }
     return Status::Ok();
   };
   if (meta_ && h.token.empty() && h.listing.entries().empty()) {
-    if (auto cached = meta_->Listing(h.bucket, h.key)) {
-      for (auto& e : *cached) h.listing.AddLocal(std::move(e));
-      return finish();
+    auto cached = meta_->Listing(h.bucket, h.key);
+    // Being listed ahead right now: wait for that rather than list it twice.
+    if (!cached && listing_prefetch_ && listing_prefetch_->WaitFor(h.bucket, h.key)) {
+      cached = meta_->Listing(h.bucket, h.key);
+    }
+    if (cached) {
+      h.listing.AddComplete(std::move(cached->entries));
+      return finish(cached->fetched, /*from_cache=*/true);
     }
   }
   s3::ListObjectsV2Params p;
@@ -122,12 +148,14 @@ Status Filesystem::FetchNextPage(DirHandle& h) {
     spdlog::warn("ListObjectsV2 s3://{}/{}: truncated page without a continuation token", p.bucket,
                  p.prefix);
     h.listing.Finish();
+    return finish({});  // incomplete: never kept by the kernel
   } else if (r->is_truncated) {
     return Status::Ok();
   } else if (meta_) {
     meta_->StoreListing(h.bucket, h.key, h.listing.entries());  // complete: S3 entries only
+    return finish(std::chrono::steady_clock::now(), /*from_cache=*/true);
   }
-  return finish();
+  return finish(std::chrono::steady_clock::now());
 }
 
 }  // namespace bucketfs::fs

@@ -3,6 +3,7 @@
 
 #include <sys/uio.h>
 
+#include <memory>
 #include <vector>
 
 #include "fuse/filesystem.h"
@@ -157,22 +158,32 @@ void Create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t /*mode*/
 void OpenDir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   auto r = Fs(req).OpenDir(ino);
   if (!r.ok()) return ReplyError(req, r.error());
-  fi->fh = *r;
-  if (fuse_reply_open(req, fi) == -ENOENT) Fs(req).ReleaseDir(*r);
+  fi->fh = r->fh;
+  fi->cache_readdir = r->cache_entries;
+  fi->keep_cache = r->keep_cache;
+  if (fuse_reply_open(req, fi) == -ENOENT) Fs(req).ReleaseDir(r->fh);
 }
 
 void DoReadDir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi,
                bool plus) {
-  std::vector<char> buf(size);
+  // Reused per worker thread: the kernel asks for up to max_pages of entries,
+  // and a fresh zeroed buffer per call cost more than filling it.
+  thread_local std::unique_ptr<char[]> storage;
+  thread_local size_t capacity = 0;
+  if (capacity < size) {
+    storage.reset(new char[size]);
+    capacity = size;
+  }
+  char* const data = storage.get();
   size_t used = 0;
   DirFiller fill = [&](const std::string& name, const struct stat& st, const Entry* entry,
                        off_t next) {
     size_t n;
     if (plus) {
       fuse_entry_param p = ToParam(*entry);
-      n = fuse_add_direntry_plus(req, buf.data() + used, size - used, name.c_str(), &p, next);
+      n = fuse_add_direntry_plus(req, data + used, size - used, name.c_str(), &p, next);
     } else {
-      n = fuse_add_direntry(req, buf.data() + used, size - used, name.c_str(), &st, next);
+      n = fuse_add_direntry(req, data + used, size - used, name.c_str(), &st, next);
     }
     if (n > size - used) return false;
     used += n;
@@ -180,7 +191,7 @@ void DoReadDir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file
   };
   Status s = Fs(req).ReadDir(ino, fi->fh, off, plus, fill);
   if (!s.ok() && used == 0) return ReplyError(req, s.error());
-  fuse_reply_buf(req, buf.data(), used);
+  fuse_reply_buf(req, data, used);
 }
 
 void ReadDir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {

@@ -3,14 +3,17 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "fuse/dir_listing.h"
+#include "fuse/subtree_lister.h"
 
 namespace bucketfs::fs {
 
 ListingPrefetcher::ListingPrefetcher(s3::ObjectClient* client, CachedMetadata* meta, int page_size,
                                      int workers)
-    : client_(client), meta_(meta), page_size_(page_size) {
-  for (int i = 0; i < workers; ++i) threads_.emplace_back([this] { Run(); });
+    : client_(client), meta_(meta), page_size_(page_size), workers_(std::max(1, workers)) {
+  for (int i = 0; i < workers_; ++i) threads_.emplace_back([this] { Run(); });
 }
 
 ListingPrefetcher::~ListingPrefetcher() {
@@ -20,41 +23,115 @@ ListingPrefetcher::~ListingPrefetcher() {
     queue_.clear();
   }
   cv_.notify_all();
+  done_cv_.notify_all();
   for (auto& t : threads_) t.join();
 }
 
-void ListingPrefetcher::Prefetch(const std::string& bucket,
+void ListingPrefetcher::Prefetch(const std::string& bucket, const std::string& parent,
                                  const std::vector<std::string>& dir_keys) {
   size_t added = 0;
-  {
+  if (dir_keys.size() >= kFlatMinDirs) {
+    std::vector<std::string> dirs = dir_keys;
+    std::sort(dirs.begin(), dirs.end());
+    dirs.erase(std::unique(dirs.begin(), dirs.end()), dirs.end());
+    // Four ranges per worker, at least 4 directories each, queued in key
+    // order: a walk reads the directories in that order, so the front of
+    // the fetches keeps moving just ahead of it instead of one range per
+    // worker that the walk catches up with.
+    const size_t ranges = std::min<size_t>(4 * static_cast<size_t>(workers_), dirs.size() / 4);
+    std::lock_guard lock(mu_);
+    for (size_t r = 0; r < ranges; ++r) {
+      const size_t from = dirs.size() * r / ranges, to = dirs.size() * (r + 1) / ranges;
+      Job job{bucket, parent, {}, to < dirs.size() ? dirs[to] : std::string(), true};
+      for (size_t i = from; i < to; ++i) {
+        if (pending_.emplace(bucket, dirs[i]).second) job.dirs.push_back(dirs[i]);
+      }
+      if (job.dirs.empty()) continue;
+      queue_.push_back(std::move(job));
+      ++added;
+    }
+  } else {
     std::lock_guard lock(mu_);
     for (const auto& key : dir_keys) {
       if (!pending_.emplace(bucket, key).second) continue;
-      queue_.emplace_back(bucket, key);
+      queue_.push_back(Job{bucket, parent, {key}, {}, false});
       ++added;
     }
   }
   if (added > 0) cv_.notify_all();
 }
 
+bool ListingPrefetcher::WaitFor(const std::string& bucket, const std::string& dir_key,
+                                std::chrono::milliseconds limit) {
+  const DirId id(bucket, dir_key);
+  std::unique_lock lock(mu_);
+  if (running_.count(id) == 0) return false;
+  done_cv_.wait_for(lock, limit, [&] { return stop_ || running_.count(id) == 0; });
+  return true;
+}
+
+bool ListingPrefetcher::Stopped() {
+  std::lock_guard lock(mu_);
+  return stop_;
+}
+
+void ListingPrefetcher::Done(const std::string& bucket, const std::vector<std::string>& dirs) {
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& d : dirs) {
+      running_.erase({bucket, d});
+      pending_.erase({bucket, d});
+    }
+  }
+  done_cv_.notify_all();
+}
+
 void ListingPrefetcher::Run() {
   for (;;) {
-    std::pair<std::string, std::string> job;
+    Job job;
     {
       std::unique_lock lock(mu_);
       cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
       if (stop_) return;
       job = std::move(queue_.front());
       queue_.pop_front();
+      for (const auto& d : job.dirs) running_.emplace(job.bucket, d);
     }
-    ListOne(job.first, job.second);
-    std::lock_guard lock(mu_);
-    pending_.erase(job);
+    std::vector<std::string> again;
+    if (job.flat) {
+      again = RunFlat(job);
+    } else {
+      ListOne(job.bucket, job.dirs.front());
+    }
+    Done(job.bucket, job.dirs);  // whatever is left was given up ...
+    if (!again.empty()) Prefetch(job.bucket, job.parent, again);  // ... or queued again
   }
 }
 
+std::vector<std::string> ListingPrefetcher::RunFlat(const Job& job) {
+  SubtreeRange range{job.bucket, job.parent, {}, job.end};
+  for (const auto& d : job.dirs) {
+    if (!meta_->HasListing(job.bucket, d)) range.dirs.push_back(d);
+  }
+  if (range.dirs.empty()) return {};  // all fresh already (a warm walk)
+  // Keys from the first stale directory on; the fresh ones before it are skipped.
+  auto left = ListSubtrees(
+      *client_, range, page_size_, kMaxRangePages,
+      [&](CompleteListings done) {
+        meta_->StoreListings(job.bucket, done);
+        std::vector<std::string> stored;
+        for (auto& d : done) stored.push_back(std::move(d.first));
+        Done(job.bucket, stored);
+      },
+      [this] { return Stopped(); });
+  // Past the page cap: the rest is queued again (flat from where this range
+  // stopped). A range that got nothing at all (an error) is dropped.
+  if (left.size() == range.dirs.size()) return {};
+  return left;
+}
+
 void ListingPrefetcher::ListOne(const std::string& bucket, const std::string& dir_key) {
-  if (meta_->Listing(bucket, dir_key)) return;  // already fresh
+  if (meta_->HasListing(bucket, dir_key)) return;  // already fresh
   DirListing listing(dir_key);
   s3::ListObjectsV2Params p;
   p.bucket = bucket;
@@ -62,10 +139,7 @@ void ListingPrefetcher::ListOne(const std::string& bucket, const std::string& di
   p.delimiter = '/';
   p.max_keys = page_size_;
   for (;;) {
-    {
-      std::lock_guard lock(mu_);
-      if (stop_) return;
-    }
+    if (Stopped()) return;
     auto r = client_->ListObjectsV2(p);
     if (!r.ok()) {
       spdlog::debug("prefetch ListObjectsV2 s3://{}/{}: {}", bucket, dir_key, r.error().ToString());

@@ -1,16 +1,27 @@
 // ListingPrefetcher: when a directory has been read, the listings of its
 // subdirectories are fetched ahead, in parallel, into the metadata cache, so
 // that a recursive walk (find, os.walk) finds them there instead of waiting
-// for one LIST at a time. One level ahead only: a plain `ls` of a huge tree
-// costs at most one LIST per subdirectory, never a crawl.
+// for one LIST at a time.
 //
-// A fixed set of worker threads (bounded concurrency) takes directories from
-// a queue; a directory already fresh in the cache or already queued is
-// skipped. Failures are dropped: a prefetch is only a guess. The destructor
-// drops what is still queued and joins the workers.
+// Two shapes, by the number of subdirectories:
+// - a few: one delimiter LIST per subdirectory (one level ahead only);
+// - many (a wide tree, kFlatMinDirs or more): the subdirectories are cut into
+//   contiguous key ranges (four per worker), each listed flat (no delimiter,
+//   see subtree_lister.h): one request per 1000 keys fills every directory
+//   of the range's subtrees at once. Each range stops after a bounded number
+//   of pages, so a plain `ls` of a huge tree is never a crawl; what a range
+//   left is listed per directory.
+//
+// A fixed set of worker threads (bounded concurrency) takes jobs from a
+// queue; a directory already fresh in the cache or already queued is
+// skipped. Failures are dropped: a prefetch is only a guess. WaitFor lets a
+// readdir wait for a listing already in flight instead of sending the same
+// LIST again. The destructor drops what is still queued and joins the
+// workers.
 // Thread-safe.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <memory>
@@ -29,27 +40,54 @@ namespace bucketfs::fs {
 
 class ListingPrefetcher {
  public:
+  // At least this many subdirectories: flat range listings.
+  static constexpr size_t kFlatMinDirs = 16;
+  // Pages one flat range may request before it hands the rest back.
+  static constexpr int kMaxRangePages = 16;
+
   // REQUIRES: client and meta outlive this object.
   ListingPrefetcher(s3::ObjectClient* client, CachedMetadata* meta, int page_size, int workers);
   ~ListingPrefetcher();
   ListingPrefetcher(const ListingPrefetcher&) = delete;
   ListingPrefetcher& operator=(const ListingPrefetcher&) = delete;
 
-  // Queues the listings of `dir_keys` (each ending in "/") in `bucket`.
-  void Prefetch(const std::string& bucket, const std::vector<std::string>& dir_keys);
+  // Queues the listings of `dir_keys` (each ending in "/"), the
+  // subdirectories of `parent` in `bucket`.
+  void Prefetch(const std::string& bucket, const std::string& parent,
+                const std::vector<std::string>& dir_keys);
+
+  // When the listing of `dir_key` is being fetched right now, waits (at most
+  // `limit`) until it is stored or given up. True when it waited.
+  bool WaitFor(const std::string& bucket, const std::string& dir_key,
+               std::chrono::milliseconds limit = std::chrono::seconds(10));
 
  private:
+  using DirId = std::pair<std::string, std::string>;  // bucket, dir key
+  struct Job {
+    std::string bucket, parent;
+    std::vector<std::string> dirs;  // one (delimiter LIST) or a flat range
+    std::string end;                // flat: the next range's first key
+    bool flat = false;
+  };
   void Run();
+  // Returns the directories the range left (page cap), to queue again.
+  std::vector<std::string> RunFlat(const Job& job);
   void ListOne(const std::string& bucket, const std::string& dir_key);
+  // The listings of `dirs` are stored or given up: wakes their waiters.
+  void Done(const std::string& bucket, const std::vector<std::string>& dirs);
+  bool Stopped();
 
   s3::ObjectClient* const client_;
   CachedMetadata* const meta_;
   const int page_size_;
+  const int workers_;
   std::mutex mu_;
-  std::condition_variable cv_;
+  std::condition_variable cv_;       // workers: a job or stop
+  std::condition_variable done_cv_;  // WaitFor: a listing finished
   bool stop_ GUARDED_BY(mu_) = false;
-  std::deque<std::pair<std::string, std::string>> queue_ GUARDED_BY(mu_);
-  std::set<std::pair<std::string, std::string>> pending_ GUARDED_BY(mu_);  // queued or running
+  std::deque<Job> queue_ GUARDED_BY(mu_);
+  std::set<DirId> pending_ GUARDED_BY(mu_);  // queued or running
+  std::set<DirId> running_ GUARDED_BY(mu_);  // a worker is listing it now
   std::vector<std::thread> threads_;
 };
 

@@ -7,9 +7,11 @@
 #pragma once
 
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -27,18 +29,28 @@ class SiblingHints {
   // A complete listing of directory `dir` (bucket, key prefix `dir_key`).
   void Remember(Ino dir, const std::string& bucket, const std::string& dir_key,
                 const std::vector<ListedEntry>& entries);
+  // The same, with the entries read from `source` only when a file of `dir`
+  // is opened (a walk that opens nothing pays nothing); nullopt: no hints.
+  using EntriesSource = std::function<std::optional<std::vector<ListedEntry>>()>;
+  void RememberLazy(Ino dir, const std::string& bucket, const std::string& dir_key,
+                    EntriesSource source);
   // Up to `n` files listed after `name` in `dir`, nearest first.
   std::vector<ObjectVersion> After(Ino dir, const std::string& name, size_t n) const;
 
  private:
   struct Listing {
-    std::vector<ObjectVersion> files;
-    std::unordered_map<std::string, size_t> index;  // name -> position in files
+    std::mutex mu;                        // guards the fields below; taken without mu_
+    EntriesSource source GUARDED_BY(mu);  // set until the index is built
+    std::string bucket, dir_key;
+    std::vector<ObjectVersion> files GUARDED_BY(mu);
+    std::unordered_map<std::string, size_t> index GUARDED_BY(mu);  // name -> position in files
   };
+  static void Index(Listing& l, const std::vector<ListedEntry>& entries) REQUIRES(l.mu);
+  void Insert(Ino dir, std::shared_ptr<Listing> listing);
 
   const size_t max_dirs_;
   mutable std::mutex mu_;
-  std::map<Ino, std::shared_ptr<const Listing>> listings_ GUARDED_BY(mu_);
+  std::map<Ino, std::shared_ptr<Listing>> listings_ GUARDED_BY(mu_);
   std::deque<Ino> order_ GUARDED_BY(mu_);  // oldest first
 };
 

@@ -11,6 +11,9 @@ int RunS3Command(int argc, char** argv);
 // bucketfs cleanup s3://BUCKET[/PREFIX] [--older-than S] [--dry-run]   (cleanup_command.cc)
 int RunCleanupCommand(int argc, char** argv);
 
+// bucketfs warm PATH [--data] [--threads N]   (warm_command.cc)
+int RunWarmCommand(int argc, char** argv);
+
 // bucketfs s3://BUCKET[/PREFIX] MOUNTPOINT [options]   (mount_command.cc)
 int RunMountCommand(int argc, char** argv);
 

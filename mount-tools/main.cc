@@ -12,6 +12,8 @@ void PrintUsage(FILE* out) {
   std::fprintf(out,
                "usage: bucketfs s3://BUCKET[/PREFIX] MOUNTPOINT [options]   mount a bucket\n"
                "       bucketfs s3 ls|get|put|rm|bench ...                 direct S3 client\n"
+               "       bucketfs warm PATH [--threads N]                     walk a mounted tree "
+               "into the cache\n"
                "       bucketfs cleanup s3://BUCKET[/PREFIX] [--older-than S] [--dry-run]\n"
                "       bucketfs --help | --version\n"
                "Run a subcommand with --help for its options.\n");
@@ -34,6 +36,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (first == "s3") return bucketfs::tools::RunS3Command(argc - 1, argv + 1);
+  if (first == "warm") return bucketfs::tools::RunWarmCommand(argc - 1, argv + 1);
   if (first == "cleanup") return bucketfs::tools::RunCleanupCommand(argc - 1, argv + 1);
   // Everything else is a mount: `bucketfs SOURCE MOUNTPOINT [options]`, also
   // the form mount(8) uses for fstab entries through the mount helper.

@@ -10,8 +10,8 @@
 
 namespace bucketfs::tools {
 
-ProgressBar::ProgressBar(std::string label, uint64_t total, bool enabled)
-    : label_(std::move(label)), total_(total) {
+ProgressBar::ProgressBar(std::string label, uint64_t total, bool enabled, ProgressUnit unit)
+    : label_(std::move(label)), total_(total), unit_(unit) {
   if (enabled) thread_ = std::thread([this] { Loop(); });
 }
 
@@ -22,12 +22,20 @@ bool ProgressBar::ShouldShow(bool no_progress_flag) {
 }
 
 std::string ProgressBar::Render(const std::string& label, uint64_t done, uint64_t total,
-                                double seconds, int width) {
+                                double seconds, int width, ProgressUnit unit) {
   double rate = seconds > 0 ? static_cast<double>(done) / seconds : 0;
-  std::string tail = FormatBytes(done);
-  if (total > 0) tail += " / " + FormatBytes(total);
+  const bool bytes = unit == ProgressUnit::kBytes;
+  auto amount = [bytes](uint64_t n) {
+    return bytes ? FormatBytes(n) : std::to_string(n) + " entries";
+  };
+  std::string tail = amount(done);
+  if (total > 0) tail += " / " + amount(total);
   char buf[96];
-  std::snprintf(buf, sizeof buf, "  %.1f MB/s", rate / 1e6);
+  if (bytes) {
+    std::snprintf(buf, sizeof buf, "  %.1f MB/s", rate / 1e6);
+  } else {
+    std::snprintf(buf, sizeof buf, "  %.0f/s", rate);
+  }
   tail += buf;
   if (total > 0 && rate > 0 && done < total) {
     std::snprintf(buf, sizeof buf, "  ETA %.0fs", static_cast<double>(total - done) / rate);
@@ -60,7 +68,7 @@ void ProgressBar::Loop() {
     struct winsize ws {};
     int width = (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) ? ws.ws_col : 80;
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::string line = Render(label_, done(), total_, secs, width);
+    std::string line = Render(label_, done(), total_, secs, width, unit_);
     std::fprintf(stderr, "\r%s\033[K", line.c_str());
     std::fflush(stderr);
     drawn_ = true;

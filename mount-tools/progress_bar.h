@@ -16,10 +16,14 @@
 
 namespace bucketfs::tools {
 
+// What the counter counts: bytes (MB/s) or entries (a walk: entries/s).
+enum class ProgressUnit { kBytes, kEntries };
+
 class ProgressBar {
  public:
   // `label` e.g. "get s3://b/k"; `total` bytes (0 = unknown).
-  ProgressBar(std::string label, uint64_t total, bool enabled);
+  ProgressBar(std::string label, uint64_t total, bool enabled,
+              ProgressUnit unit = ProgressUnit::kBytes);
   ~ProgressBar();
   ProgressBar(const ProgressBar&) = delete;
   ProgressBar& operator=(const ProgressBar&) = delete;
@@ -33,13 +37,14 @@ class ProgressBar {
 
   // The line drawn for a state (tests check it).
   static std::string Render(const std::string& label, uint64_t done, uint64_t total, double seconds,
-                            int width);
+                            int width, ProgressUnit unit = ProgressUnit::kBytes);
 
  private:
   void Loop();
 
   const std::string label_;
   const uint64_t total_;
+  const ProgressUnit unit_;
   std::atomic<uint64_t> done_{0};
   std::mutex mu_;
   std::condition_variable cv_;

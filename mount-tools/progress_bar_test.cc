@@ -20,6 +20,13 @@ TEST(ProgressBar, UnknownTotalHasNoBar) {
   EXPECT_NE(line.find("1.0 KiB"), std::string::npos) << line;
 }
 
+TEST(ProgressBar, EntriesAreCountedNotSized) {
+  std::string line = ProgressBar::Render("warm /mnt", 12345, 0, 2.0, 100, ProgressUnit::kEntries);
+  EXPECT_NE(line.find("12345 entries"), std::string::npos) << line;
+  EXPECT_NE(line.find("6172/s"), std::string::npos) << line;
+  EXPECT_EQ(line.find("MB/s"), std::string::npos) << line;
+}
+
 TEST(ProgressBar, NarrowTerminalIsTruncated) {
   std::string line = ProgressBar::Render("get s3://bucket/a-long-key", 1, 100, 1.0, 20);
   EXPECT_LE(line.size(), 19u);

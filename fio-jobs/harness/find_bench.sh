@@ -1,13 +1,20 @@
 #!/usr/bin/env bash
 # find_bench.sh: metadata walk benchmark (issue 7). s3sim preloads DIRS
 # directories of FILES objects each (100 x 1,000 = 100,000 by default); then
-#   direct   `bucketfs s3 ls --recursive` (the direct client's listing rate)
-#   cold     `find MNT | wc -l` on a fresh mount with an empty --cache
-#   warm     the same find again on the same mount
-#   remount  find after unmount + mount with the same cache
-# with --metadata-ttl indefinite, printing entries/s and the server's request
-# count for each. Usage: find_bench.sh [DIRS] [FILES]
-# Environment: BUCKETFS, S3SIM (binaries; default: the first build-*/ found).
+#   direct    `bucketfs s3 ls --recursive`: one flat listing, 1 request in
+#             flight (1,000 keys a request). The yardstick: no split of the key
+#             space lists these keys in fewer requests, and 16 direct processes
+#             on prefixes were slower still (process start-up dominates)
+#   cold      `find MNT | wc -l` on a fresh mount with an empty --cache
+#   warm      the same find again on the same mount
+#   remount   find after unmount + mount with the same cache
+#   missing   10,000 stats of 100 missing names on a fresh cache: the first
+#             pass (100 names) and the 9,900 stats after it, with requests
+#   s3fs, rclone  cold and warm find on their own mounts of the same bucket
+# bucketfs runs with --metadata-ttl indefinite; each line gives entries/s and
+# the server's request count. Usage: find_bench.sh [DIRS] [FILES]
+# Environment: BUCKETFS, S3SIM (binaries; default: the first build-*/ found);
+# OTHERS="s3fs rclone" (set empty to skip them).
 set -euo pipefail
 DIRS="${1:-1000}"
 FILES="${2:-100}"
@@ -20,8 +27,12 @@ S3SIM="${S3SIM:-$(pick "$ROOT"/build/tests/s3sim/s3sim "$ROOT"/build-*/tests/s3s
 TMP="$(mktemp -d /tmp/find-bench.XXXXXX)"
 MNT="$TMP/mnt"
 SIM_PID=""
+OTHERS="${OTHERS-s3fs rclone}"
+OTHER_PID=""
 cleanup() {
   fusermount3 -u "$MNT" 2>/dev/null || true
+  for m in "$TMP"/mnt-*; do fusermount3 -uz "$m" 2>/dev/null || true; done
+  [[ -z "$OTHER_PID" ]] || kill "$OTHER_PID" 2>/dev/null || true
   [[ -z "$SIM_PID" ]] || kill "$SIM_PID" 2>/dev/null || true
   grep -q " $TMP/" /proc/mounts || rm -rf "$TMP"
 }
@@ -52,11 +63,54 @@ mount_it() {
     --cache "$TMP/cache" --metadata-ttl indefinite --negative-ttl indefinite \
     --log-file "$TMP/bucketfs.log"
 }
-walk() {  # walk NAME
+walk() {  # walk NAME [DIR]
   reset
   local a b n
-  a=$(now); n=$(timeout 1800 find "$MNT" | wc -l); b=$(now)
+  a=$(now); n=$(timeout 1800 find "${2:-$MNT}" | wc -l); b=$(now)
   report "$1" "$n" "$a" "$b"
+}
+missing() {  # 100 missing names at the root, then 99 more passes over them
+  python3 - "$MNT" "$ENDPOINT" <<'PY'
+import json, os, sys, time, urllib.request
+mnt, ep = sys.argv[1], sys.argv[2]
+def requests():
+    return json.load(urllib.request.urlopen(ep + "/__s3sim/stats"))["total"]
+def stats(passes):
+    n = 0
+    for _ in range(passes):
+        for i in range(100):
+            try:
+                os.stat(os.path.join(mnt, f"no-such-module-{i}.py"))
+            except FileNotFoundError:
+                n += 1
+    return n
+urllib.request.urlopen(urllib.request.Request(ep + "/__s3sim/reset-stats", method="POST"))
+a = time.time(); n1 = stats(1); b = time.time(); r1 = requests()
+n2 = stats(99); c = time.time(); r2 = requests() - r1
+print(f"missing  first pass {n1} stats {b-a:.3f} s requests {r1}; "
+      f"then {n2} stats {c-b:.3f} s ({n2/(c-b):.0f} stats/s) requests {r2}")
+PY
+}
+other_mount() {  # other_mount s3fs|rclone MNT
+  local env_cmd=(env)
+  case "$1" in
+    s3fs)
+      printf '%s:%s\n' "$AWS_ACCESS_KEY_ID" "$AWS_SECRET_ACCESS_KEY" >"$TMP/s3fs.passwd"
+      chmod 600 "$TMP/s3fs.passwd"
+      s3fs "$BUCKET" "$2" -f -o "url=$ENDPOINT" -o use_path_request_style \
+        -o "passwd_file=$TMP/s3fs.passwd" -o endpoint=us-east-1 >"$TMP/s3fs.log" 2>&1 &
+      ;;
+    rclone)
+      env -u AWS_CA_BUNDLE RCLONE_CONFIG_S3_TYPE=s3 RCLONE_CONFIG_S3_PROVIDER=Other \
+        RCLONE_CONFIG_S3_ENDPOINT="$ENDPOINT" RCLONE_CONFIG_S3_ACCESS_KEY_ID="$AWS_ACCESS_KEY_ID" \
+        RCLONE_CONFIG_S3_SECRET_ACCESS_KEY="$AWS_SECRET_ACCESS_KEY" RCLONE_CONFIG_S3_REGION=us-east-1 \
+        RCLONE_CONFIG_S3_FORCE_PATH_STYLE=true \
+        rclone mount "s3:$BUCKET" "$2" --vfs-cache-mode off >"$TMP/rclone.log" 2>&1 &
+      ;;
+  esac
+  OTHER_PID=$!
+  for _ in $(seq 300); do grep -q " $2 " /proc/mounts && return 0; sleep 0.1; done
+  echo "$1 did not mount"; return 1
 }
 
 echo "tree: $DIRS directories x $FILES objects"
@@ -72,3 +126,21 @@ fusermount3 -u "$MNT"
 sleep 1
 mount_it
 walk remount
+fusermount3 -u "$MNT"
+sleep 1
+rm -rf "$TMP/cache"
+mount_it
+missing
+fusermount3 -u "$MNT"
+for other in $OTHERS; do
+  command -v "$other" >/dev/null || { echo "$other: not installed"; continue; }
+  m="$TMP/mnt-$other"
+  mkdir -p "$m"
+  other_mount "$other" "$m" || continue
+  walk "$other-cold" "$m"
+  walk "$other-warm" "$m"
+  fusermount3 -u "$m" || fusermount3 -uz "$m"
+  wait "$OTHER_PID" 2>/dev/null || true
+  OTHER_PID=""
+done
+echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"

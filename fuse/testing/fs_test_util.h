@@ -46,7 +46,7 @@ class FsTest : public ::testing::Test {
     for (;;) {
       size_t added = 0;
       Status s = fs_->ReadDir(
-          dir, *fh, offset, plus,
+          dir, fh->fh, offset, plus,
           [&](const std::string& name, const struct stat& st, const Entry* entry, off_t next) {
             if (added == per_call) return false;
             ++added;
@@ -58,7 +58,7 @@ class FsTest : public ::testing::Test {
       EXPECT_TRUE(s.ok()) << s.error().ToString();
       if (!s.ok() || added == 0) break;
     }
-    fs_->ReleaseDir(*fh);
+    fs_->ReleaseDir(fh->fh);
     return out;
   }
 

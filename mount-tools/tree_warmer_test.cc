@@ -1,0 +1,74 @@
+#include "mount-tools/tree_warmer.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+namespace bucketfs::tools {
+namespace {
+
+class TreeWarmerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/tree-warmer-test.XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    root_ = tmpl;
+  }
+  void TearDown() override { std::system(("rm -rf '" + root_ + "'").c_str()); }
+  void Dir(const std::string& rel) { ASSERT_EQ(::mkdir((root_ + "/" + rel).c_str(), 0755), 0); }
+  void File(const std::string& rel) { std::ofstream(root_ + "/" + rel) << "x"; }
+
+  std::string root_;
+};
+
+TEST_F(TreeWarmerTest, CountsEveryDirectoryAndFileOfADeepWideTree) {
+  for (int d = 0; d < 20; ++d) {
+    const std::string dir = "d" + std::to_string(d);
+    Dir(dir);
+    Dir(dir + "/sub");
+    for (int f = 0; f < 5; ++f) File(dir + "/sub/f" + std::to_string(f));
+    File(dir + "/top");
+  }
+  File("root-file");
+  for (int threads : {1, 4, 16}) {
+    TreeWarmer warmer(threads);
+    auto counts = warmer.Walk(root_);
+    ASSERT_TRUE(counts.ok()) << counts.error().ToString();
+    EXPECT_EQ(counts->dirs, 41u) << threads;  // root + 20 + 20
+    EXPECT_EQ(counts->files, 121u) << threads;
+    EXPECT_EQ(counts->errors, 0u);
+    EXPECT_EQ(warmer.entries(), 40u + 121u) << threads;
+  }
+}
+
+TEST_F(TreeWarmerTest, AMissingRootFailsAndAFileRootIsNotADirectory) {
+  TreeWarmer warmer(2);
+  auto missing = warmer.Walk(root_ + "/nope");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().errno_value, ENOENT);
+  File("plain");
+  auto file = warmer.Walk(root_ + "/plain");
+  ASSERT_FALSE(file.ok());
+  EXPECT_EQ(file.error().errno_value, ENOTDIR);
+}
+
+TEST_F(TreeWarmerTest, AnUnreadableDirectoryIsCountedAsAnErrorAndTheWalkGoesOn) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root reads any directory";
+  Dir("ok");
+  File("ok/f");
+  Dir("locked");
+  ASSERT_EQ(::chmod((root_ + "/locked").c_str(), 0), 0);
+  TreeWarmer warmer(2);
+  auto counts = warmer.Walk(root_);
+  ::chmod((root_ + "/locked").c_str(), 0755);
+  ASSERT_TRUE(counts.ok());
+  EXPECT_EQ(counts->errors, 1u);
+  EXPECT_NE(counts->first_error.find("locked"), std::string::npos) << counts->first_error;
+  EXPECT_EQ(counts->files, 1u);
+}
+
+}  // namespace
+}  // namespace bucketfs::tools
