@@ -17,6 +17,7 @@ std::vector<Backend> AllBackends() {
   s3rver.one_byte_range_at_zero = false;   // answers bytes=0-0 with the whole object
   s3rver.multipart_etag_suffix = false;    // plain MD5 ETag after CompleteMultipartUpload
   s3rver.list_multipart_uploads = false;   // 501 NotImplemented; abort gives 405
+  s3rver.verifies_crc32c = false;          // ignores x-amz-checksum-* (accepts a corrupted body)
   s3rver.min_part_size = 5 << 20;
   Backend s3sim;
   s3sim.kind = "s3sim";

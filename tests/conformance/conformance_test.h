@@ -30,6 +30,7 @@ struct Backend {
   bool one_byte_range_at_zero = true;  // "bytes=0-0" answered as one byte
   bool multipart_etag_suffix = true;   // multipart ETag ends in "-<parts>"
   bool list_multipart_uploads = true;  // and AbortMultipartUpload
+  bool verifies_crc32c = true;         // wrong x-amz-checksum-crc32c -> 400 BadDigest
   uint64_t min_part_size = 5 << 20;
 
   friend std::ostream& operator<<(std::ostream& os, const Backend& b) { return os << b.kind; }

@@ -47,6 +47,11 @@ HttpResponse HandleDeleteObject(Store& store, const S3Request& r);
 Expected<std::pair<std::string, std::string>> ParseCopySource(const std::string& value);
 // Checks Content-MD5 against the body when present.
 std::optional<S3Error> CheckContentMd5(const S3Request& r, std::string_view body);
+// Checks x-amz-checksum-crc32c against the body when present: 400
+// InvalidRequest when it is not base64 of 4 bytes, 400 BadDigest on mismatch.
+std::optional<S3Error> CheckChecksumCrc32c(const S3Request& r, std::string_view body);
+// Echoes the request's x-amz-checksum-crc32c on a 200 response, as S3 does.
+void EchoChecksum(const S3Request& r, HttpResponse& resp);
 
 // Buckets and listings (handlers_bucket.cc).
 HttpResponse HandleListBuckets(Store& store, const S3Request& r);

@@ -55,7 +55,10 @@ HttpResponse HandleUploadPart(Store& store, S3Request& r) {
   auto number = PartNumber(r);
   if (!number.ok()) return ErrorResponse(number.error(), r);
   if (auto err = CheckContentMd5(r, r.http->body)) return ErrorResponse(*err, r);
-  return StorePart(store, r, *number, std::move(r.http->body), false);
+  if (auto err = CheckChecksumCrc32c(r, r.http->body)) return ErrorResponse(*err, r);
+  HttpResponse resp = StorePart(store, r, *number, std::move(r.http->body), false);
+  EchoChecksum(r, resp);
+  return resp;
 }
 
 HttpResponse HandleUploadPartCopy(Store& store, const S3Request& r) {

@@ -3,6 +3,7 @@
 #include <memory>
 #include <optional>
 
+#include "tests/s3sim/crc32c.h"
 #include "tests/s3sim/handlers.h"
 #include "tests/s3sim/range.h"
 #include "tests/s3sim/util.h"
@@ -79,6 +80,27 @@ std::optional<S3Error> CheckContentMd5(const S3Request& r, std::string_view body
                    "The Content-MD5 you specified did not match what we received."};
   }
   return std::nullopt;
+}
+
+std::optional<S3Error> CheckChecksumCrc32c(const S3Request& r, std::string_view body) {
+  const std::string* sum = r.Header("x-amz-checksum-crc32c");
+  if (sum == nullptr) return std::nullopt;
+  auto raw = Unbase64(*sum);
+  if (!raw || raw->size() != 4) {
+    return S3Error{400, "InvalidRequest", "Value for x-amz-checksum-crc32c header is invalid."};
+  }
+  if (Base64(*raw) != Crc32cBase64(body)) {  // compares bytes, not spellings
+    return S3Error{400, "BadDigest",
+                   "The CRC32C you specified did not match the calculated checksum."};
+  }
+  return std::nullopt;
+}
+
+void EchoChecksum(const S3Request& r, HttpResponse& resp) {
+  if (resp.status != 200) return;
+  if (const std::string* sum = r.Header("x-amz-checksum-crc32c")) {
+    resp.AddHeader("x-amz-checksum-crc32c", *sum);
+  }
 }
 
 Expected<std::pair<std::string, std::string>> ParseCopySource(const std::string& value) {
@@ -165,6 +187,7 @@ HttpResponse HandleGetObject(Store& store, const S3Request& r) {
 HttpResponse HandlePutObject(Store& store, S3Request& r) {
   std::string& body = r.http->body;
   if (auto err = CheckContentMd5(r, body)) return ErrorResponse(*err, r);
+  if (auto err = CheckChecksumCrc32c(r, body)) return ErrorResponse(*err, r);
   if (!store.BucketExists(r.bucket)) return ErrorResponse(NoSuchBucket(), r);
   // Conditional writes: If-None-Match: * and If-Match: <etag>.
   const std::string* inm = r.Header("if-none-match");
@@ -188,6 +211,7 @@ HttpResponse HandlePutObject(Store& store, S3Request& r) {
   if (auto err = store.Put(r.bucket, r.key, std::move(obj))) return ErrorResponse(*err, r);
   HttpResponse resp;
   resp.AddHeader("ETag", etag);
+  EchoChecksum(r, resp);
   return resp;
 }
 

@@ -83,4 +83,24 @@ stats=$(curl -sf "$url/__s3sim/stats")
    $stats == *'"ListObjectsV2":1'* ]] || fail "unexpected stats $stats"
 curl -sf -o /dev/null -X POST "$url/__s3sim/reset-stats"
 [[ $(curl -sf "$url/__s3sim/stats") == *'"total":0'* ]] || fail "reset-stats did not reset"
+
+# x-amz-checksum-crc32c over the wire: a wrong sum is 400 BadDigest and
+# stores nothing, a malformed one 400 InvalidRequest, a right one is stored
+# and echoed. CRC32C("123456789") = e3069283, base64 4waSgw==.
+start crc --anonymous-ok --bucket c
+printf 123456789 >"$tmp/body"
+put_crc() {  # put_crc KEY SUM -> "<status> <body>"
+  curl -s -D "$tmp/headers" -o "$tmp/resp" -w "%{http_code}" -T "$tmp/body" \
+    -H "x-amz-checksum-crc32c: $2" "$url/c/$1"
+  echo " $(cat "$tmp/resp")"
+}
+out=$(put_crc bad AAAAAA==)
+[[ $out == "400 "*"<Code>BadDigest</Code>"* ]] || fail "wrong crc32c: $out"
+[[ $(curl -s -o /dev/null -w "%{http_code}" "$url/c/bad") == 404 ]] || fail "bad body stored"
+out=$(put_crc malformed 'no!')
+[[ $out == "400 "*"<Code>InvalidRequest</Code>"* ]] || fail "malformed crc32c: $out"
+out=$(put_crc good 4waSgw==)
+[[ $out == "200 "* ]] || fail "right crc32c refused: $out"
+grep -qi '^x-amz-checksum-crc32c: 4waSgw==' "$tmp/headers" || fail "crc32c not echoed"
+[[ $(curl -sf "$url/c/good") == 123456789 ]] || fail "good body not stored"
 echo "s3sim system test: PASS"
