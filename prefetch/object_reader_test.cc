@@ -156,7 +156,7 @@ TEST_F(ObjectReaderTest, RandomReadsHitTheBlockCache) {
 }
 
 TEST_F(ObjectReaderTest, SeekThenSequentialRunIsRedetected) {
-  Init(100 * kMiB);
+  Init(160 * kMiB);
   auto r = pf_->Open(obj_);
   for (uint64_t off = 0; off < 4 * kMiB; off += 128 * kKiB)
     ASSERT_EQ(ReadAndCheck(*r, off, 128 * kKiB), 0);
@@ -164,7 +164,8 @@ TEST_F(ObjectReaderTest, SeekThenSequentialRunIsRedetected) {
   pf_->WaitIdle();
   src_->ClearLog();
 
-  const uint64_t base = 60 * kMiB + 4 * kKiB;
+  // Further than max_forward_skip past anything the stream scheduled: a seek.
+  const uint64_t base = 100 * kMiB + 4 * kKiB;
   ASSERT_EQ(ReadAndCheck(*r, base, 128 * kKiB), 0);
   ASSERT_EQ(src_->fetch_count(), 1u);
   EXPECT_EQ(src_->fetches()[0].size, 128 * kKiB);  // request-sized, not a window
