@@ -37,8 +37,12 @@ int ReadOne(const std::string& dir, std::vector<std::string>& subdirs, WarmCount
     ::close(fd);
     return e;
   }
-  errno = 0;
-  while (const dirent* e = ::readdir(d)) {
+  for (;;) {
+    // readdir reports an error only through errno, which fstatat below may
+    // have set: clear it before every call, not once.
+    errno = 0;
+    const dirent* e = ::readdir(d);
+    if (e == nullptr) break;
     if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
     unsigned char type = e->d_type;
     if (type == DT_UNKNOWN) {
