@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "fuse/part_layout.h"
+#include "s3/memory_poison.h"
 
 namespace bucketfs::fs {
 namespace {
@@ -513,6 +514,8 @@ PartBuffer UploadBudget::Take(uint64_t bytes) {
       b.capacity = best->capacity;
       free_bytes_ -= b.capacity;
       free_.erase(best);
+      // Past `bytes` stays poisoned: a read beyond the part is reported.
+      UnpoisonMemory(b.data.get(), bytes);
       return b;
     }
     // A new buffer: kept ones give way so that kept plus used fit the capacity.
@@ -535,6 +538,7 @@ void UploadBudget::Give(PartBuffer buffer) {
     if (buffer.data && used_ - charged + free_bytes_ + buffer.capacity <= capacity_) {
       free_bytes_ += buffer.capacity;
       buffer.charged = 0;
+      PoisonMemory(buffer.data.get(), buffer.capacity);  // see s3/memory_poison.h
       free_.push_back(std::move(buffer));
     }
   }

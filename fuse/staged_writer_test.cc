@@ -15,6 +15,7 @@
 
 #include "fuse/part_layout.h"
 #include "fuse/testing/fake_object_client.h"
+#include "s3/memory_poison.h"
 
 namespace bucketfs::fs {
 namespace {
@@ -335,6 +336,26 @@ TEST(UploadBudgetTest, BuffersAreReusedWithinTheCapacity) {
   EXPECT_EQ(e.capacity, 3000u);
   budget.Give(std::move(e));
   EXPECT_LE(budget.peak(), 3000u);
+}
+
+TEST(UploadBudgetTest, KeptBuffersArePoisonedUnderAsan) {
+  // A body still read after Give (an upload finishing late) must be reported,
+  // not read another part's bytes from the reused buffer.
+  if (!kAsanBuild) GTEST_SKIP() << "needs AddressSanitizer";
+  UploadBudget budget(3000);
+  PartBuffer a = budget.Take(1000);
+  const std::byte* p = a.data.get();
+  EXPECT_FALSE(IsPoisoned(p));
+  EXPECT_FALSE(IsPoisoned(p + 999));
+  budget.Give(std::move(a));
+  EXPECT_TRUE(IsPoisoned(p));
+  EXPECT_TRUE(IsPoisoned(p + 999));
+  PartBuffer b = budget.Take(600);  // reused: its part usable, the rest not
+  ASSERT_EQ(b.data.get(), p);
+  EXPECT_FALSE(IsPoisoned(p));
+  EXPECT_FALSE(IsPoisoned(p + 599));
+  EXPECT_TRUE(IsPoisoned(p + 600));
+  budget.Give(std::move(b));
 }
 
 TEST_F(StagedWriterTest, LargeSequentialFileDropsStagedPagesAndStaysCorrect) {

@@ -6,6 +6,8 @@
 #include <new>
 #include <utility>
 
+#include "s3/memory_poison.h"
+
 namespace bucketfs::prefetch {
 namespace {
 
@@ -20,6 +22,7 @@ void BufferDeleter::operator()(std::byte* p) const {
   if (mapped == 0) {
     delete[] p;
   } else {
+    UnpoisonMemory(p, mapped);  // see s3/memory_poison.h
     munmap(p, mapped);
   }
 }
@@ -47,6 +50,7 @@ Buffer AllocateBuffer(uint64_t size) {
 #ifdef MADV_POPULATE_WRITE
   madvise(p, len, MADV_POPULATE_WRITE);
 #endif
+  PoisonMemory(p + size, len - size);  // the rounding slack is not the buffer's
   return Buffer(p, BufferDeleter{len});
 }
 
@@ -60,6 +64,7 @@ Buffer BufferPool::Get(uint64_t size) {
       auto b = std::move(free_.back());
       free_.pop_back();
       ++reuses_;
+      UnpoisonMemory(b.get(), size);
       return b;
     }
   }
@@ -69,7 +74,10 @@ Buffer BufferPool::Get(uint64_t size) {
 void BufferPool::Put(Buffer buffer, uint64_t size) {
   if (!buffer || size != buffer_size_) return;
   std::unique_lock lock(mu_);
-  if (free_.size() < max_buffers_) free_.push_back(std::move(buffer));
+  if (free_.size() < max_buffers_) {
+    PoisonMemory(buffer.get(), size);  // a stale pointer's access is reported
+    free_.push_back(std::move(buffer));
+  }
   lock.unlock();
   // `buffer`, when not kept, is freed here without the lock.
 }

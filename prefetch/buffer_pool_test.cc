@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "s3/memory_poison.h"
+
 namespace bucketfs::prefetch {
 namespace {
 
@@ -33,6 +35,38 @@ TEST(BufferPoolTest, OtherSizesAreNeverPooled) {
   auto c = pool.Get(2048);  // a different size never takes a pooled buffer
   EXPECT_EQ(pool.reuses(), 0u);
   EXPECT_EQ(pool.pooled(), 1u);
+}
+
+TEST(BufferPoolTest, PooledBuffersAndMappingSlackArePoisonedUnderAsan) {
+  // A part still read after its buffer went back to the pool must be
+  // reported; so must an access past a mapped buffer's size (the mapping is
+  // rounded up to 2 MiB, so ASan has no redzone there of its own).
+  if (!kAsanBuild) GTEST_SKIP() << "needs AddressSanitizer";
+  BufferPool pool(1024, 2);
+  auto a = pool.Get(1024);
+  std::byte* const p = a.get();
+  EXPECT_FALSE(IsPoisoned(p));
+  pool.Put(std::move(a), 1024);
+  EXPECT_TRUE(IsPoisoned(p));
+  EXPECT_TRUE(IsPoisoned(p + 1023));
+  auto b = pool.Get(1024);
+  ASSERT_EQ(b.get(), p);
+  EXPECT_FALSE(IsPoisoned(p));
+  EXPECT_FALSE(IsPoisoned(p + 1023));
+
+  const uint64_t size = kHugeBufferBytes + 4096 + 3;
+  BufferPool big(size, 1);
+  auto m = big.Get(size);
+  std::byte* const q = m.get();
+  EXPECT_FALSE(IsPoisoned(q));
+  EXPECT_FALSE(IsPoisoned(q + size - 1));
+  EXPECT_TRUE(IsPoisoned(q + size));
+  big.Put(std::move(m), size);
+  EXPECT_TRUE(IsPoisoned(q));
+  auto again = big.Get(size);
+  ASSERT_EQ(again.get(), q);
+  EXPECT_FALSE(IsPoisoned(q + size - 1));
+  EXPECT_TRUE(IsPoisoned(q + size));
 }
 
 }  // namespace
