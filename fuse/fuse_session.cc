@@ -86,8 +86,10 @@ int RunFuseSession(std::shared_ptr<s3::ObjectClient> client, const FsConfig& con
   if (!components.readers && config.prefetch) {
     prefetch::PrefetchConfig pc;
     pc.part_size = config.read_part_size;
+    pc.budget_bytes = config.max_memory;
     auto prefetcher = std::make_shared<prefetch::Prefetcher>(
         pc, std::make_shared<prefetch::ObjectClientRangeSource>(client));
+    spdlog::info("read-ahead memory budget {} MiB", prefetcher->budget().limit() >> 20);
     components.readers = MakePrefetchReaderFactory(std::move(prefetcher));
   }
   if (!components.writers) {  // write-back: any-offset writes staged on local disk
