@@ -45,6 +45,9 @@ struct FsConfig {
   // Every prefetched byte of the mount together (--max-memory); 0 = the
   // read path's default (prefetch::MemoryBudget::DefaultBudgetBytes()).
   uint64_t max_memory = 0;
+  // Files are opened with FOPEN_DIRECT_IO (--direct-io): no page cache, one
+  // copy from the part buffer to the application; MAP_SHARED mmap fails.
+  bool direct_io = false;
   uint64_t max_read_request = 1ull << 20;  // FUSE max_read/max_write
   int max_upload_parts_in_flight = 4;      // per open file being written
   int listing_page_size = 1000;            // ListObjectsV2 max-keys for readdir

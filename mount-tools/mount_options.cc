@@ -194,6 +194,8 @@ const std::vector<OptionSpec>& Specs() {
        "SIZE of multipart upload parts (16M)"},
       {"read-part-size", true, PartSize(&fs::FsConfig::read_part_size, 64ull << 10, 1ull << 30),
        "SIZE of ranged reads (8M)"},
+      {"direct-io", false, Flag(&fs::FsConfig::direct_io),
+       "bypass the page cache (faster big reads; no MAP_SHARED mmap)"},
       {"max-memory", true,
        [](Builder& b, std::string_view v) -> Status {
          auto size = ParseSize(v);

@@ -275,6 +275,18 @@ TEST(MountOptionsTest, UsageErrors) {
   EXPECT_NE(ParseError({"s3://b", "/mnt", "--endpoint-url="}).find("empty"), std::string::npos);
 }
 
+TEST(MountOptionsTest, DirectIo) {
+  EXPECT_FALSE(ParseOk({"s3://b", "/mnt"}).fs.direct_io);
+  EXPECT_TRUE(ParseOk({"s3://b", "/mnt", "--direct-io"}).fs.direct_io);
+  // fstab spelling; ours, not handed to libfuse (its low-level session has no
+  // such option and would refuse the mount).
+  MountOptions o = ParseOk({"s3://b", "/mnt", "-o", "direct_io,ro"});
+  EXPECT_TRUE(o.fs.direct_io);
+  EXPECT_FALSE(HasFuseOption(o, "direct_io"));
+  EXPECT_NE(ParseError({"s3://b", "/mnt", "--direct-io=1"}).find("takes no value"),
+            std::string::npos);
+}
+
 TEST(MountOptionsTest, MaxMemory) {
   EXPECT_EQ(ParseOk({"s3://b", "/mnt"}).fs.max_memory, 0u);  // the read path's default
   EXPECT_EQ(ParseOk({"s3://b", "/mnt", "--max-memory", "512M"}).fs.max_memory, 512u << 20);
