@@ -41,7 +41,13 @@ struct FsConfig {
   // --- Data path
   uint64_t write_part_size = 16ull << 20;  // multipart part size; grown to stay <= 10000 parts
   bool prefetch = true;  // reads through the prefetcher; false: one ranged GET per read
-  uint64_t read_part_size = 8ull << 20;    // largest ranged GET of a sequential read stream
+  uint64_t read_part_size = 8ull << 20;  // largest ranged GET of a sequential read stream
+  // Every prefetched byte of the mount together (--max-memory); 0 = the
+  // read path's default (prefetch::MemoryBudget::DefaultBudgetBytes()).
+  uint64_t max_memory = 0;
+  // Files are opened with FOPEN_DIRECT_IO (--direct-io): no page cache, one
+  // copy from the part buffer to the application; MAP_SHARED mmap fails.
+  bool direct_io = false;
   uint64_t max_read_request = 1ull << 20;  // FUSE max_read/max_write
   int max_upload_parts_in_flight = 4;      // per open file being written
   int listing_page_size = 1000;            // ListObjectsV2 max-keys for readdir

@@ -101,11 +101,24 @@ void SetAttr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set,
   fuse_reply_attr(req, &*r, Fs(req).config().metadata_ttl);
 }
 
+// --direct-io (FsConfig::direct_io): every open file bypasses the page cache
+// (FOPEN_DIRECT_IO), so READs come at the application's size, one at a time
+// per descriptor, and the kernel copies straight from the part buffer into
+// the caller's; writes likewise go to the writer without page-cache pages.
+// MAP_SHARED mmap of such a file fails with ENODEV: allowing it needs
+// FUSE_DIRECT_IO_ALLOW_MMAP, which libfuse 3.14 cannot negotiate (its
+// capabilities end at FUSE_CAP_EXPIRE_ONLY). MAP_PRIVATE still reads through
+// the page cache. See docs/MOUNTING.md.
+void SetCaching(fuse_req_t req, fuse_file_info* fi, bool keep_cache) {
+  fi->direct_io = Fs(req).config().direct_io ? 1 : 0;
+  fi->keep_cache = keep_cache ? 1 : 0;  // still matters for MAP_PRIVATE pages
+}
+
 void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   auto r = Fs(req).Open(ino, fi->flags, fuse_req_ctx(req)->pid);
   if (!r.ok()) return ReplyError(req, r.error());
   fi->fh = r->fh;
-  fi->keep_cache = r->keep_cache;
+  SetCaching(req, fi, r->keep_cache);
   if (fuse_reply_open(req, fi) == -ENOENT) Fs(req).Release(r->fh);
 }
 
@@ -148,6 +161,7 @@ void Create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t /*mode*/
   auto r = Fs(req).Create(parent, name, fi->flags, fuse_req_ctx(req)->pid);
   if (!r.ok()) return ReplyError(req, r.error());
   fi->fh = r->second.fh;
+  SetCaching(req, fi, false);
   fuse_entry_param p = ToParam(r->first);
   if (fuse_reply_create(req, &p, fi) == -ENOENT) {
     Fs(req).Release(r->second.fh);

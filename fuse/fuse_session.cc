@@ -86,8 +86,16 @@ int RunFuseSession(std::shared_ptr<s3::ObjectClient> client, const FsConfig& con
   if (!components.readers && config.prefetch) {
     prefetch::PrefetchConfig pc;
     pc.part_size = config.read_part_size;
+    pc.budget_bytes = config.max_memory;
+    if (config.direct_io) {
+      // No kernel readahead: READs of one descriptor come one at a time, in
+      // order, so no late READ needs the parts behind the reader (kept for
+      // the page cache's out-of-order readahead, 64 MiB per stream).
+      pc.backward_tolerance = 2 * pc.part_size;
+    }
     auto prefetcher = std::make_shared<prefetch::Prefetcher>(
         pc, std::make_shared<prefetch::ObjectClientRangeSource>(client));
+    spdlog::info("read-ahead memory budget {} MiB", prefetcher->budget().limit() >> 20);
     components.readers = MakePrefetchReaderFactory(std::move(prefetcher));
   }
   if (!components.writers) {  // write-back: any-offset writes staged on local disk

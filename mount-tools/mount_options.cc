@@ -28,6 +28,13 @@ std::string Underscored(std::string_view name) {
 
 bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
+// "16 MiB", "96 KiB", "1000 bytes": exact, for messages.
+std::string ShowSize(uint64_t bytes) {
+  if (bytes != 0 && bytes % (1u << 20) == 0) return std::to_string(bytes >> 20) + " MiB";
+  if (bytes != 0 && bytes % (1u << 10) == 0) return std::to_string(bytes >> 10) + " KiB";
+  return std::to_string(bytes) + " bytes";
+}
+
 template <typename Int>
 Result<Int> ParseInt(std::string_view text, std::string_view what, Int min, Int max) {
   Int v{};
@@ -187,6 +194,17 @@ const std::vector<OptionSpec>& Specs() {
        "SIZE of multipart upload parts (16M)"},
       {"read-part-size", true, PartSize(&fs::FsConfig::read_part_size, 64ull << 10, 1ull << 30),
        "SIZE of ranged reads (8M)"},
+      {"direct-io", false, Flag(&fs::FsConfig::direct_io),
+       "bypass the page cache (faster big reads; no MAP_SHARED mmap)"},
+      {"max-memory", true,
+       [](Builder& b, std::string_view v) -> Status {
+         auto size = ParseSize(v);
+         if (!size) return size.error();
+         if (*size == 0) return UsageError("must be more than 0");
+         b.opts.fs.max_memory = *size;  // checked against the read part size in Finish
+         return Status::Ok();
+       },
+       "SIZE of all read-ahead data (RAM/4 within 256M..4G)"},
       {"max-threads", true,
        [](Builder& b, std::string_view v) -> Status {
          auto n = ParseInt<int>(v, "max-threads", 1, 1024);
@@ -348,6 +366,13 @@ Result<MountOptions> Finish(Builder&& b) {
   if (o.fuse.mountpoint.empty()) return UsageError("empty MOUNTPOINT");
   if (o.fuse.allow_other && o.fuse.allow_root) {
     return UsageError("allow-other and allow-root cannot be combined");
+  }
+  // A sequential reader needs a part being served and one in flight; less
+  // than that would only ever read with requests forced past the budget.
+  if (o.fs.max_memory != 0 && o.fs.max_memory < 2 * o.fs.read_part_size) {
+    return UsageError(StrCat({"option '--max-memory': ", ShowSize(o.fs.max_memory),
+                              " is less than two read parts (2 x ", ShowSize(o.fs.read_part_size),
+                              ", see --read-part-size)"}));
   }
   if (b.debug) {
     o.fuse.foreground = true;

@@ -97,6 +97,7 @@ TEST(MountOptionsTest, Help) {
   std::string usage = MountUsage();
   EXPECT_NE(usage.find("--allow-delete"), std::string::npos);
   EXPECT_NE(usage.find("--metadata-ttl"), std::string::npos);
+  EXPECT_NE(usage.find("--max-memory"), std::string::npos);
 }
 
 TEST(MountOptionsTest, Flags) {
@@ -272,6 +273,46 @@ TEST(MountOptionsTest, UsageErrors) {
   EXPECT_NE(ParseError({"s3://b", "/mnt", "--allow-other", "--allow-root"}).find("combined"),
             std::string::npos);
   EXPECT_NE(ParseError({"s3://b", "/mnt", "--endpoint-url="}).find("empty"), std::string::npos);
+}
+
+TEST(MountOptionsTest, DirectIo) {
+  EXPECT_FALSE(ParseOk({"s3://b", "/mnt"}).fs.direct_io);
+  EXPECT_TRUE(ParseOk({"s3://b", "/mnt", "--direct-io"}).fs.direct_io);
+  // fstab spelling; ours, not handed to libfuse (its low-level session has no
+  // such option and would refuse the mount).
+  MountOptions o = ParseOk({"s3://b", "/mnt", "-o", "direct_io,ro"});
+  EXPECT_TRUE(o.fs.direct_io);
+  EXPECT_FALSE(HasFuseOption(o, "direct_io"));
+  EXPECT_NE(ParseError({"s3://b", "/mnt", "--direct-io=1"}).find("takes no value"),
+            std::string::npos);
+}
+
+TEST(MountOptionsTest, MaxMemory) {
+  EXPECT_EQ(ParseOk({"s3://b", "/mnt"}).fs.max_memory, 0u);  // the read path's default
+  EXPECT_EQ(ParseOk({"s3://b", "/mnt", "--max-memory", "512M"}).fs.max_memory, 512u << 20);
+  EXPECT_EQ(ParseOk({"s3://b", "/mnt", "--max-memory=2G"}).fs.max_memory, 2ull << 30);
+  EXPECT_EQ(ParseOk({"s3://b", "/mnt", "-o", "ro,max_memory=1GiB"}).fs.max_memory, 1ull << 30);
+  // Two read parts is the least; checked whatever the order of the flags.
+  EXPECT_EQ(ParseOk({"s3://b", "/mnt", "--max-memory", "16M"}).fs.max_memory, 16u << 20);
+  EXPECT_EQ(
+      ParseOk({"s3://b", "/mnt", "--max-memory", "2M", "--read-part-size", "1M"}).fs.max_memory,
+      2u << 20);
+
+  EXPECT_NE(ParseError({"s3://b", "/mnt", "--max-memory", "0"}).find("more than 0"),
+            std::string::npos);
+  const std::string small = ParseError({"s3://b", "/mnt", "--max-memory", "15M"});
+  EXPECT_NE(small.find("'--max-memory': 15 MiB is less than two read parts (2 x 8 MiB"),
+            std::string::npos)
+      << small;
+  EXPECT_NE(ParseError({"s3://b", "/mnt", "--max-memory", "32M", "--read-part-size", "32M"})
+                .find("2 x 32 MiB"),
+            std::string::npos);
+  EXPECT_NE(ParseError({"s3://b", "/mnt", "-o", "max_memory=1000"}).find("1000 bytes"),
+            std::string::npos);
+  EXPECT_NE(ParseError({"s3://b", "/mnt", "--max-memory", "lots"}).find("not a size"),
+            std::string::npos);
+  EXPECT_NE(ParseError({"s3://b", "/mnt", "--max-memory"}).find("needs a value"),
+            std::string::npos);
 }
 
 TEST(ParseTtlTest, Values) {

@@ -4,7 +4,7 @@ one S3 server, next to the direct client (`bucketfs s3 bench`).
 
   fio-jobs/harness/bench.py --server s3sim|s3sim-shaped|s3rver \
       [--jobs seq1,seq8,rand4k,rand1m,small,write1,write4] [--size 1g] \
-      [--targets bucketfs,direct,s3fs,rclone] [--out DIR]
+      [--targets bucketfs,direct,s3fs,rclone] [--bucketfs-opt=--direct-io ...] [--out DIR]
 
 Per job and target: mount (daemon kept in the foreground so its pid is ours),
 drop the page cache, run fio (cold), for reads run it again (warm), read the
@@ -177,7 +177,7 @@ def run(cmd, env=None, timeout=None, check=True):
 class Mount:
     """A FUSE daemon in the foreground: bucketfs, s3fs or rclone."""
 
-    def __init__(self, target, server, bins, workdir, write):
+    def __init__(self, target, server, bins, workdir, write, bucketfs_opts=()):
         self.target = target
         self.mnt = tempfile.mkdtemp(prefix=f"mnt-{target}-", dir=workdir)
         self.log_path = os.path.join(workdir, f"{target}-daemon.log")
@@ -186,7 +186,7 @@ class Mount:
         if target == "bucketfs":
             cmd = [bins["bucketfs"], f"s3://{BUCKET}", self.mnt, "--endpoint-url", ep,
                    "--force-path-style", "-f", "--allow-delete", "--allow-overwrite",
-                   "--log-level", "warn"]
+                   "--log-level", "warn", *bucketfs_opts]
         elif target == "s3fs":
             pw = os.path.join(workdir, "s3fs.passwd")
             with open(os.open(pw, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
@@ -296,7 +296,7 @@ def fio_timeout(args, job):
 
 def measure_mount(args, server, bins, workdir, job, target, run_id):
     jobfile, kind = JOBS[job]
-    m = Mount(target, server, bins, workdir, kind == "write")
+    m = Mount(target, server, bins, workdir, kind == "write", args.bucketfs_opt)
     rows = []
     try:
         env = dict(os.environ, DIR=m.mnt, SIZE=str(args.size_bytes), RUNTIME=str(args.runtime),
@@ -446,19 +446,31 @@ def prepare(args, bins, server, workdir, jobs):
 
 
 def table(rows):
+    """bucketfs rows also carry their ratio to s3fs and rclone (same job and mode)."""
     direct = {r["job"]: r for r in rows if r["target"] == "direct"}
+    peers = {(r["job"], r["target"], r["mode"]): r for r in rows if r["target"] in ("s3fs", "rclone")}
     hdr = f"{'job':<7} {'target':<9} {'mode':<5} {'MB/s':>9} {'IOPS':>9} {'x direct':>8} " \
-          f"{'CPU s/GiB':>9} {'peak RSS MiB':>12}"
+          f"{'x s3fs':>7} {'x rclone':>8} {'CPU s/GiB':>9} {'peak RSS MiB':>12}"
     lines = [hdr, "-" * len(hdr)]
+
+    def fmt(v, width):
+        return f"{(f'{v:.2f}' if v else '-'):>{width}}"
+
     for r in rows:
         d = direct.get(r["job"])
         ratio = r["mb_s"] / d["mb_s"] if d and d["mb_s"] else None
         r["ratio_to_direct"] = ratio
+        vs = {}
+        if r["target"] == "bucketfs":
+            for peer in ("s3fs", "rclone"):
+                p = peers.get((r["job"], peer, r["mode"]))
+                vs[peer] = r["mb_s"] / p["mb_s"] if p and p["mb_s"] else None
+                r[f"ratio_to_{peer}"] = vs[peer]
         iops = f"{r['iops']:.0f}" if r.get("iops") else "-"
         cpu = f"{r['cpu_s_per_gib']:.2f}" if r.get("cpu_s_per_gib") is not None else "-"
         mark = "" if r.get("verified", True) else "  DATA MISMATCH"
         lines.append(f"{r['job']:<7} {r['target']:<9} {r['mode']:<5} {r['mb_s']:>9.1f} {iops:>9} "
-                     f"{(f'{ratio:.2f}' if ratio else '-'):>8} {cpu:>9} "
+                     f"{fmt(ratio, 8)} {fmt(vs.get('s3fs'), 7)} {fmt(vs.get('rclone'), 8)} {cpu:>9} "
                      f"{r.get('peak_rss_mib', 0):>12.0f}{mark}")
     return "\n".join(lines)
 
@@ -529,6 +541,9 @@ def main():
     ap.add_argument("--timeout", type=int, help="seconds before a fio run is abandoned "
                     "(default: 180 + runtime + the job's bytes at 2 MB/s)")
     ap.add_argument("--bucketfs-bin")
+    ap.add_argument("--bucketfs-opt", action="append", default=[], metavar="OPT",
+                    help="extra option of the bucketfs mount, repeatable; write it with '=' "
+                    "(--bucketfs-opt=--direct-io, --bucketfs-opt=--max-memory=1G)")
     ap.add_argument("--s3sim-bin")
     ap.add_argument("--out", help="results directory (default /tmp/bucketfs-bench-<server>-<time>)")
     args = ap.parse_args()
@@ -575,6 +590,7 @@ def main():
                         got = measure_mount(args, server, bins, workdir, job, target, run_id)
                     rows += got
                     for r in got:
+                        r["load_avg"] = os.getloadavg()  # the machine is shared: note it per row
                         log(f"{job} {target} {r['mode']}: {r['mb_s']:.1f} MB/s, "
                             f"CPU {r['cpu_s_per_gib'] or 0:.2f} s/GiB")
                 except (RuntimeError, subprocess.TimeoutExpired, OSError, KeyError, ValueError) as e:
@@ -597,13 +613,17 @@ def main():
                 shutil.copy(os.path.join(workdir, name), out)
         shutil.rmtree(workdir, ignore_errors=True)
     text = table(rows)
+    load = os.getloadavg()
     title = f"bucketfs bench: {args.server}, size {args.size}"
+    if args.bucketfs_opt:
+        title += f", bucketfs {' '.join(args.bucketfs_opt)}"
+    title += f" (load average at the end {load[0]:.2f} {load[1]:.2f} {load[2]:.2f})"
     print(f"\n{title}\n{text}")
     for f in failures:
         print(f"FAILED {f['job']} on {f['target']}: {f['error']}")
     meta = {"server": args.server, "size_bytes": args.size_bytes, "jobs": jobs, "targets": targets,
             "runtime_s": args.runtime, "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "command": " ".join(sys.argv), "load_avg": os.getloadavg()}
+            "command": " ".join(sys.argv), "load_avg": load, "bucketfs_opts": args.bucketfs_opt}
     with open(os.path.join(out, "results.json"), "w") as f:
         json.dump({"meta": meta, "results": rows, "failures": failures}, f, indent=1)
     with open(os.path.join(out, "table.txt"), "w") as f:
