@@ -42,8 +42,10 @@ TEST_F(ObjectClientTest, Crc32cUploadNamesTheAlgorithmSendsEachPartsSumAndRepeat
   EXPECT_EQ(OnlyRequest().Header("x-amz-checksum-algorithm"), "CRC32C");
 
   fake_.Clear();
+  // The answer echoes some other sum: Complete must repeat the one computed
+  // from the bytes sent, never what the server said.
   fake_.AddResponse("PUT", "/bkt/k?partNumber=1&uploadId=U",
-                    FakeResponse{200, {{"ETag", "\"p1\""}}});
+                    FakeResponse{200, {{"ETag", "\"p1\""}, {"x-amz-checksum-crc32c", "AAAAAA=="}}});
   UploadPartParams up{"bkt", "k", "U", 1, BodyChecksum::kCrc32c};
   auto part = client_->UploadPart(up, Bytes("123456789"));
   ASSERT_TRUE(part.ok()) << part.error().ToString();
