@@ -1,6 +1,7 @@
 // The libfuse3 adapter: a few lines per callback (see fuse_adapter.h).
 #include "fuse/fuse_adapter.h"
 
+#include <fcntl.h>
 #include <sys/uio.h>
 
 #include <memory>
@@ -13,6 +14,13 @@ namespace {
 
 constexpr unsigned kMaxIo = 1u << 20;
 constexpr unsigned kMaxBackground = 64;
+
+// Handles that write bypass the page cache (FOPEN_DIRECT_IO): each write()
+// reaches the writer straight from the application's pages, instead of being
+// copied into page-cache pages first and sent from there. The writer stages
+// every byte itself, so the copy only cost CPU and fresh memory; the price is
+// that such a handle cannot be mmap'd (docs/SEMANTICS.md).
+void SetWriteDirectIo(fuse_file_info* fi) { fi->direct_io = 1; }
 
 Filesystem& Fs(fuse_req_t req) { return *static_cast<Filesystem*>(fuse_req_userdata(req)); }
 
@@ -106,6 +114,7 @@ void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   if (!r.ok()) return ReplyError(req, r.error());
   fi->fh = r->fh;
   fi->keep_cache = r->keep_cache;
+  if ((fi->flags & O_ACCMODE) != O_RDONLY) SetWriteDirectIo(fi);
   if (fuse_reply_open(req, fi) == -ENOENT) Fs(req).Release(r->fh);
 }
 
@@ -148,6 +157,7 @@ void Create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t /*mode*/
   auto r = Fs(req).Create(parent, name, fi->flags, fuse_req_ctx(req)->pid);
   if (!r.ok()) return ReplyError(req, r.error());
   fi->fh = r->second.fh;
+  SetWriteDirectIo(fi);  // a created file is always written
   fuse_entry_param p = ToParam(r->first);
   if (fuse_reply_create(req, &p, fi) == -ENOENT) {
     Fs(req).Release(r->second.fh);
