@@ -141,6 +141,18 @@ TEST_F(ObjectClientTest, CompleteGivesUpAfterMaxAttemptsOfErrorsInside200) {
   EXPECT_EQ(fake_.request_count(), 3u);  // max_attempts
 }
 
+// The store may say nothing for minutes while it assembles the object: the
+// usual 30 s stall limit must not fail a Complete that then succeeds.
+TEST_F(ObjectClientTest, CompleteWaitsLongerThanTheStallLimitForAnAnswer) {
+  fake_.AddResponse("POST", "/bkt/k?uploadId=U", FakeResponse{200, {}, kCompleteOk});
+  ASSERT_TRUE(client_->CompleteMultipartUpload({"bkt", "k", "U", {{1, "\"a\""}}}).ok());
+  EXPECT_GE(OnlyRequest().low_speed_time, std::chrono::seconds(600));
+  fake_.Clear();
+  fake_.AddResponse("HEAD", "/bkt/k", FakeResponse{200, {{"Content-Length", "1"}}});
+  ASSERT_TRUE(client_->HeadObject({"bkt", "k", "", ""}).ok());
+  EXPECT_EQ(OnlyRequest().low_speed_time, std::chrono::seconds(30));  // others keep the default
+}
+
 TEST_F(ObjectClientTest, CompleteRejectsBadPartLists) {
   EXPECT_EQ(client_->CompleteMultipartUpload({"bkt", "k", "U", {}}).error().errno_value, EINVAL);
   EXPECT_EQ(
