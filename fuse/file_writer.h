@@ -1,11 +1,6 @@
 // FileWriter: how the core turns the writes of one open file into an object.
-//
-// SequentialUploadWriter (MakeSequentialWriterFactory) accepts writes at the
-// end of the file only: bytes fill a part buffer; a full part starts (or
-// continues) a multipart upload with UploadPartAsync, a few parts in flight;
-// Commit uploads the rest and completes the upload, or does one PutObject when
-// the file never filled a part. A write anywhere else fails with EINVAL (the
-// write-back issue replaces this writer with one that stages to disk).
+// The mount's writer is the StagedWriter (fuse/staged_writer.h): writes at
+// any offset, staged on local disk, sent as a multipart upload part by part.
 //
 // Commit is idempotent: it runs once and every later call returns the same
 // result. After Commit, Write fails with EBADF. Abort drops an unfinished
@@ -31,7 +26,7 @@ struct CommittedObject {
 class FileWriter {
  public:
   virtual ~FileWriter() = default;
-  // Thread-safe. REQUIRES (this writer): offset == size().
+  // Thread-safe. Writes at any offset; a hole reads as zeros.
   virtual Status Write(uint64_t offset, std::span<const std::byte> data) = 0;
   // Bytes accepted so far: the size the file shows while it is written.
   virtual uint64_t size() const = 0;
@@ -71,9 +66,6 @@ class FileWriterFactory {
     return nullptr;
   }
 };
-
-std::shared_ptr<FileWriterFactory> MakeSequentialWriterFactory(
-    std::shared_ptr<s3::ObjectClient> client, WriterOptions options);
 
 // Part size for part `part_number` (1-based): `base` for the first 1000 parts,
 // then doubling every 1000 parts (capped at 5 GiB), so 10000 parts reach far

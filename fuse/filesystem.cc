@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "fuse/fs_handles.h"
+#include "fuse/staged_writer.h"
 
 namespace bucketfs::fs {
 namespace {
@@ -19,9 +20,10 @@ Filesystem::Filesystem(std::shared_ptr<s3::ObjectClient> client, FsConfig config
       config_(std::move(config)),
       readers_(readers ? std::move(readers) : MakeDirectReaderFactory(client_)),
       writers_(writers ? std::move(writers)
-                       : MakeSequentialWriterFactory(
-                             client_, WriterOptions{config_.write_part_size,
-                                                    config_.max_upload_parts_in_flight})),
+                       : MakeStagedWriterFactory(client_,
+                                                 WriterOptions{config_.write_part_size,
+                                                               config_.max_upload_parts_in_flight},
+                                                 DefaultStagingDir(config_.cache_dir))),
       mount_time_(std::chrono::system_clock::now()),
       inodes_(config_.bucket, config_.bucket.empty() ? std::string() : config_.prefix),
       meta_(CachedMetadata::Open(config_)),

@@ -130,7 +130,7 @@ TEST_F(FsReadWriteTest, LargeFileIsAMultipartUploadInOrder) {
     ASSERT_TRUE(w.ok());
     EXPECT_EQ(*w, n);
   }
-  EXPECT_GE(client_->Calls("UploadPart"), 5);  // parts go out while writing
+  // (Parts going out while the file is written: staged_writer_test.cc.)
   ASSERT_TRUE(fs_->Flush(fh).ok());
   EXPECT_EQ(client_->Calls("UploadPart"), 6);
   EXPECT_EQ(client_->Calls("CompleteMultipartUpload"), 1);
@@ -170,16 +170,15 @@ TEST_F(FsReadWriteTest, EmptyFileBeingWrittenReadsEmpty) {
   EXPECT_EQ(ReadAll(c->first.ino), "x");
 }
 
-TEST_F(FsReadWriteTest, NonSequentialWriteIsEinval) {
+TEST_F(FsReadWriteTest, WritesAtAnyOffsetLeaveHolesOfZeros) {
   Mount();
   auto c = fs_->Create(kRootIno, "f", O_WRONLY | O_CREAT);
   ASSERT_TRUE(c.ok());
   ASSERT_TRUE(fs_->Write(c->second.fh, 0, Bytes("abc")).ok());
-  auto w = fs_->Write(c->second.fh, 10, Bytes("x"));
-  ASSERT_FALSE(w.ok());
-  EXPECT_EQ(w.error().errno_value, EINVAL);
+  ASSERT_TRUE(fs_->Write(c->second.fh, 10, Bytes("x")).ok());
+  ASSERT_TRUE(fs_->Write(c->second.fh, 1, Bytes("B")).ok());  // back over written bytes
   fs_->Release(c->second.fh);
-  EXPECT_EQ(client_->Data(kBucket, "f"), "abc");
+  EXPECT_EQ(client_->Data(kBucket, "f"), std::string("aBc\0\0\0\0\0\0\0x", 11));
 }
 
 TEST_F(FsReadWriteTest, FailedPartFailsFlushAndAbortsUpload) {
@@ -221,7 +220,6 @@ TEST_F(FsReadWriteTest, OverwriteNeedsTruncAndAllowOverwrite) {
   config.allow_overwrite = true;
   Mount(config);
   e = fs_->Lookup(kRootIno, "f");
-  EXPECT_EQ(fs_->Open(e->ino, O_WRONLY).error().errno_value, EPERM);  // no in-place edits
   auto opened = fs_->Open(e->ino, O_WRONLY | O_TRUNC);
   ASSERT_TRUE(opened.ok());
   EXPECT_EQ(fs_->GetAttr(e->ino)->st_size, 0);

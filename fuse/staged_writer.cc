@@ -479,6 +479,12 @@ class StagedWriterFactory : public FileWriterFactory {
 
 }  // namespace
 
+uint64_t PartSizeFor(uint64_t base, int part_number) {
+  constexpr uint64_t kMaxPart = 5ull << 30;
+  const int doublings = std::min((part_number - 1) / 1000, 20);
+  return std::min(base << doublings, kMaxPart);
+}
+
 uint64_t UploadBudget::Acquire(uint64_t bytes) {
   bytes = std::min(bytes, capacity_);
   std::unique_lock lock(mu_);

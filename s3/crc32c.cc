@@ -32,17 +32,73 @@ uint32_t TableCrc(const unsigned char* p, size_t n, uint32_t c) {
 }
 
 #if defined(__x86_64__)
-__attribute__((target("sse4.2"))) uint32_t HardwareCrc(const unsigned char* p, size_t n,
-                                                       uint32_t c) {
+uint64_t Load64(const unsigned char* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+
+// Three lanes of kLane bytes are summed at once: the crc32 instruction takes
+// three cycles but can start one per cycle, so a single chain of it runs at a
+// third of the speed the core allows (one stream measured ~2.7 GB/s; the
+// daemon and the direct client sum every uploaded byte).
+constexpr size_t kLane = 8192;
+
+__attribute__((target("sse4.2"))) uint32_t OneLane(const unsigned char* p, size_t n, uint32_t c) {
   uint64_t c64 = c;
-  for (; n >= 8; p += 8, n -= 8) {
-    uint64_t v;
-    std::memcpy(&v, p, 8);
-    c64 = _mm_crc32_u64(c64, v);
-  }
+  for (; n >= 8; p += 8, n -= 8) c64 = _mm_crc32_u64(c64, Load64(p));
   c = static_cast<uint32_t>(c64);
   for (; n > 0; ++p, --n) c = _mm_crc32_u8(c, *p);
   return c;
+}
+
+// The CRC register (no pre/post inversion) is linear over GF(2) when fed
+// zeros: Shift(c), the register after kLane zero bytes from c, is a table
+// lookup per byte of c. Then crc(c, A|B) = Shift(crc(c, A)) ^ crc(0, B) for
+// a lane B of kLane bytes.
+struct ShiftTable {
+  std::array<std::array<uint32_t, 256>, 4> t;
+  uint32_t operator()(uint32_t c) const {
+    return t[0][c & 0xff] ^ t[1][(c >> 8) & 0xff] ^ t[2][(c >> 16) & 0xff] ^ t[3][c >> 24];
+  }
+};
+
+const ShiftTable& LaneShift() {
+  static const ShiftTable table = [] {
+    std::array<uint32_t, 32> bit{};  // Shift of each single-bit register
+    const std::array<unsigned char, kLane> zeros{};
+    for (int i = 0; i < 32; ++i) bit[i] = OneLane(zeros.data(), kLane, 1u << i);
+    ShiftTable s{};
+    for (int k = 0; k < 4; ++k) {
+      for (uint32_t v = 0; v < 256; ++v) {
+        uint32_t x = 0;
+        for (int b = 0; b < 8; ++b) {
+          if ((v >> b) & 1) x ^= bit[8 * k + b];
+        }
+        s.t[k][v] = x;
+      }
+    }
+    return s;
+  }();
+  return table;
+}
+
+__attribute__((target("sse4.2"))) uint32_t HardwareCrc(const unsigned char* p, size_t n,
+                                                       uint32_t c) {
+  if (n >= 3 * kLane) {
+    const ShiftTable& shift = LaneShift();
+    for (; n >= 3 * kLane; p += 3 * kLane, n -= 3 * kLane) {
+      uint64_t a = c, b = 0, d = 0;
+      for (size_t i = 0; i < kLane; i += 8) {
+        a = _mm_crc32_u64(a, Load64(p + i));
+        b = _mm_crc32_u64(b, Load64(p + kLane + i));
+        d = _mm_crc32_u64(d, Load64(p + 2 * kLane + i));
+      }
+      c = shift(shift(static_cast<uint32_t>(a)) ^ static_cast<uint32_t>(b)) ^
+          static_cast<uint32_t>(d);
+    }
+  }
+  return OneLane(p, n, c);
 }
 
 bool HasSse42() {

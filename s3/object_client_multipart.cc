@@ -129,6 +129,10 @@ Result<CompleteMultipartUploadResult> S3ObjectClient::CompleteMultipartUpload(
   req.body = AsBytes(body);
   // A repeat after success answers NoSuchUpload: never retried blindly.
   req.idempotent = false;
+  // S3 may take minutes to assemble a large object (AWS sends whitespace
+  // meanwhile; other stores send nothing): giving up after the usual 30 s of
+  // silence reported a failure for an object the store then created.
+  req.min_low_speed_time = std::chrono::minutes(10);
   CompleteMultipartUploadResult out;
   Status st = RunParsingErrorBody(req, [&](const S3Response& resp) -> Status {
     auto parsed = ParseCompleteMultipartUpload(resp.body);

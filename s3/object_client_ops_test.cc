@@ -42,8 +42,10 @@ TEST_F(ObjectClientTest, Crc32cUploadNamesTheAlgorithmSendsEachPartsSumAndRepeat
   EXPECT_EQ(OnlyRequest().Header("x-amz-checksum-algorithm"), "CRC32C");
 
   fake_.Clear();
+  // The answer echoes some other sum: Complete must repeat the one computed
+  // from the bytes sent, never what the server said.
   fake_.AddResponse("PUT", "/bkt/k?partNumber=1&uploadId=U",
-                    FakeResponse{200, {{"ETag", "\"p1\""}}});
+                    FakeResponse{200, {{"ETag", "\"p1\""}, {"x-amz-checksum-crc32c", "AAAAAA=="}}});
   UploadPartParams up{"bkt", "k", "U", 1, BodyChecksum::kCrc32c};
   auto part = client_->UploadPart(up, Bytes("123456789"));
   ASSERT_TRUE(part.ok()) << part.error().ToString();
@@ -137,6 +139,18 @@ TEST_F(ObjectClientTest, CompleteGivesUpAfterMaxAttemptsOfErrorsInside200) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, "SlowDown");
   EXPECT_EQ(fake_.request_count(), 3u);  // max_attempts
+}
+
+// The store may say nothing for minutes while it assembles the object: the
+// usual 30 s stall limit must not fail a Complete that then succeeds.
+TEST_F(ObjectClientTest, CompleteWaitsLongerThanTheStallLimitForAnAnswer) {
+  fake_.AddResponse("POST", "/bkt/k?uploadId=U", FakeResponse{200, {}, kCompleteOk});
+  ASSERT_TRUE(client_->CompleteMultipartUpload({"bkt", "k", "U", {{1, "\"a\""}}}).ok());
+  EXPECT_GE(OnlyRequest().low_speed_time, std::chrono::seconds(600));
+  fake_.Clear();
+  fake_.AddResponse("HEAD", "/bkt/k", FakeResponse{200, {{"Content-Length", "1"}}});
+  ASSERT_TRUE(client_->HeadObject({"bkt", "k", "", ""}).ok());
+  EXPECT_EQ(OnlyRequest().low_speed_time, std::chrono::seconds(30));  // others keep the default
 }
 
 TEST_F(ObjectClientTest, CompleteRejectsBadPartLists) {

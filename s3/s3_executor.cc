@@ -303,7 +303,8 @@ void S3Executor::StartAttempt(const std::shared_ptr<Operation>& op,
     for (auto& h : signed_parts.headers_to_add) http.headers.push_back(std::move(h));
   }
   http.body = req.body;
-  http.low_speed_time = config_.low_speed_time;
+  http.low_speed_time =
+      std::max(config_.low_speed_time, req.min_low_speed_time.value_or(std::chrono::seconds(0)));
   http.low_speed_bytes_per_sec = config_.low_speed_bytes_per_sec;
   transport_.Submit(std::move(http),
                     std::make_shared<AttemptHandler>(*this, op, ranged, first, last), delay);

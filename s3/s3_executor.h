@@ -50,6 +50,9 @@ struct S3Request {
   bool idempotent = true;
   // GET only: sets "Range: bytes=a-b" and enables resume after mid-body failures.
   std::optional<ByteRange> range;
+  // Overrides ClientConfig::low_speed_time for an operation the server may
+  // work on for minutes before it answers (CompleteMultipartUpload).
+  std::optional<std::chrono::seconds> min_low_speed_time;
 };
 
 struct S3Response {

@@ -7,6 +7,7 @@
 #include <deque>
 #include <mutex>
 
+#include "s3/crc32c.h"
 #include "s3/credentials.h"
 #include "s3/curl_transport.h"
 #include "s3/http_transport.h"
@@ -121,6 +122,56 @@ TEST_P(ConformanceTest, CorruptedCrc32cBodiesAreRejected) {
   auto got = Get("corrupt/single");
   ASSERT_TRUE(got.ok()) << got.error().ToString();
   EXPECT_TRUE(*got == data);
+}
+
+// CompleteMultipartUpload names each part's CRC32C, the sum the client
+// computed from the bytes it sent; the server checks it like the ETag.
+TEST_P(ConformanceTest, CompleteChecksEachPartsCrc32c) {
+  if (!backend().verifies_crc32c) GTEST_SKIP() << backend().kind << " ignores x-amz-checksum-*";
+  const auto first = RandomBytes(backend().min_part_size, 31);
+  const auto last = RandomBytes(1000, 32);
+  s3::CreateMultipartUploadParams cp{bucket(), "complete/crc32c", ""};
+  cp.checksum = s3::BodyChecksum::kCrc32c;
+  auto created = client().CreateMultipartUpload(cp);
+  ASSERT_TRUE(created.ok()) << created.error().ToString();
+  std::vector<s3::CompletedPart> parts;
+  int n = 1;
+  for (const auto* body : {&first, &last}) {
+    s3::UploadPartParams up{bucket(), "complete/crc32c", created->upload_id, n,
+                            s3::BodyChecksum::kCrc32c};
+    auto r = client().UploadPart(up, *body);
+    ASSERT_TRUE(r.ok()) << r.error().ToString();
+    EXPECT_EQ(r->checksum_crc32c, s3::Crc32cBase64(*body)) << "part " << n;
+    parts.push_back({n++, r->etag, r->checksum_crc32c});
+  }
+  auto complete = [&](std::vector<s3::CompletedPart> with) {
+    return client().CompleteMultipartUpload(
+        {bucket(), "complete/crc32c", created->upload_id, std::move(with)});
+  };
+
+  auto wrong = parts;
+  wrong[1].checksum_crc32c = s3::Crc32cBase64(first);
+  auto refused = complete(wrong);
+  ASSERT_FALSE(refused.ok()) << "a wrong part CRC32C was accepted";
+  EXPECT_EQ(refused.error().code, "InvalidPart") << refused.error().ToString();
+  EXPECT_EQ(refused.error().http_status, 400);
+
+  auto missing = parts;
+  missing[0].checksum_crc32c.clear();
+  refused = complete(missing);
+  ASSERT_FALSE(refused.ok()) << "a CRC32C upload completed without a part's sum";
+  EXPECT_EQ(refused.error().code, "InvalidRequest") << refused.error().ToString();
+
+  auto head = client().HeadObject({bucket(), "complete/crc32c", "", ""});
+  ASSERT_FALSE(head.ok()) << "a refused Complete created the object";
+
+  auto done = complete(parts);
+  ASSERT_TRUE(done.ok()) << done.error().ToString();
+  auto got = Get("complete/crc32c");
+  ASSERT_TRUE(got.ok()) << got.error().ToString();
+  auto whole = first;
+  whole.insert(whole.end(), last.begin(), last.end());
+  EXPECT_TRUE(*got == whole);
 }
 
 }  // namespace

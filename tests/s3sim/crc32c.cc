@@ -1,6 +1,11 @@
 #include "tests/s3sim/crc32c.h"
 
 #include <array>
+#include <cstring>
+
+#if defined(__x86_64__)
+#include <nmmintrin.h>
+#endif
 
 #include "tests/s3sim/util.h"
 
@@ -29,13 +34,34 @@ const Tables& T() {
   return tables;
 }
 
+#if defined(__x86_64__)
+// The SSE4.2 crc32 instruction computes this very polynomial, 8 bytes a step
+// (~5 GB/s against ~1.5 for the tables): s3sim sums every uploaded byte, and
+// its CPU is shared with the clients it measures.
+__attribute__((target("sse4.2"))) uint32_t Sse42Crc(const unsigned char* p, size_t n, uint32_t c) {
+  uint64_t c64 = c;
+  for (; n >= 8; p += 8, n -= 8) {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    c64 = _mm_crc32_u64(c64, v);
+  }
+  c = static_cast<uint32_t>(c64);
+  for (; n > 0; ++p, --n) c = _mm_crc32_u8(c, *p);
+  return c;
+}
+#endif
+
 }  // namespace
 
 uint32_t Crc32c(std::string_view data) {
-  const Tables& t = T();
   const auto* p = reinterpret_cast<const unsigned char*>(data.data());
   size_t n = data.size();
   uint32_t c = 0xFFFFFFFFu;
+#if defined(__x86_64__)
+  static const bool sse42 = __builtin_cpu_supports("sse4.2");
+  if (sse42) return Sse42Crc(p, n, c) ^ 0xFFFFFFFFu;
+#endif
+  const Tables& t = T();
   while (n >= 8) {
     // Little-endian byte order of the first four bytes, as the reflected CRC needs.
     uint32_t lo =

@@ -1,5 +1,5 @@
 // CRC32C (Castagnoli, reflected polynomial 0x82F63B78), the checksum S3
-// verifies as x-amz-checksum-crc32c. s3sim's own bit-table version, written
+// verifies as x-amz-checksum-crc32c. s3sim's own version (SSE4.2 or tables), written
 // from the definition rather than linked from s3/: s3sim stays independent of
 // the client so that a wrong checksum cannot hide in both (see CMakeLists.txt).
 #ifndef TESTS_S3SIM_CRC32C_H_

@@ -19,8 +19,10 @@ Expected<int> PartNumber(const S3Request& r) {
   return static_cast<int>(*n);
 }
 
-HttpResponse StorePart(Store& store, const S3Request& r, int number, std::string data, bool copy) {
+HttpResponse StorePart(Store& store, const S3Request& r, int number, std::string data, bool copy,
+                       std::string crc32c = "") {
   Part part;
+  part.crc32c = std::move(crc32c);
   part.md5 = Md5(data);
   part.etag = Hex(part.md5);
   part.etag.insert(0, 1, '"').push_back('"');
@@ -44,7 +46,9 @@ HttpResponse StorePart(Store& store, const S3Request& r, int number, std::string
 
 HttpResponse HandleCreateMultipartUpload(Store& store, const S3Request& r) {
   const std::string* ct = r.Header("content-type");
-  auto id = store.CreateUpload(r.bucket, r.key, ct ? *ct : "", StoredHeaders(*r.http));
+  const std::string* algorithm = r.Header("x-amz-checksum-algorithm");
+  auto id = store.CreateUpload(r.bucket, r.key, ct ? *ct : "", StoredHeaders(*r.http),
+                               algorithm ? *algorithm : "");
   if (!id.ok()) return ErrorResponse(id.error(), r);
   XmlWriter xml("InitiateMultipartUploadResult");
   xml.Elem("Bucket", r.bucket).Elem("Key", r.key).Elem("UploadId", *id);
@@ -56,7 +60,11 @@ HttpResponse HandleUploadPart(Store& store, S3Request& r) {
   if (!number.ok()) return ErrorResponse(number.error(), r);
   if (auto err = CheckContentMd5(r, r.http->body)) return ErrorResponse(*err, r);
   if (auto err = CheckChecksumCrc32c(r, r.http->body)) return ErrorResponse(*err, r);
-  HttpResponse resp = StorePart(store, r, *number, std::move(r.http->body), false);
+  const std::string* sum = r.Header("x-amz-checksum-crc32c");
+  // Kept in the canonical spelling (verified above) for Complete and ListParts.
+  std::string crc32c = sum ? Base64(*Unbase64(*sum)) : std::string();
+  HttpResponse resp =
+      StorePart(store, r, *number, std::move(r.http->body), false, std::move(crc32c));
   EchoChecksum(r, resp);
   return resp;
 }
@@ -108,7 +116,9 @@ HttpResponse HandleCompleteMultipartUpload(Store& store, const S3Request& r) {
   for (pugi::xml_node p : root.children("Part")) {
     auto n = ParseU64(Trim(p.child_value("PartNumber")));
     if (!n || !p.child("ETag") || *n < 1 || *n > 10000) return ErrorResponse(malformed, r);
-    parts.push_back({static_cast<int>(*n), std::string(Trim(p.child_value("ETag")))});
+    CompletedPart part{static_cast<int>(*n), std::string(Trim(p.child_value("ETag"))), {}};
+    if (pugi::xml_node sum = p.child("ChecksumCRC32C")) part.crc32c = Trim(sum.child_value());
+    parts.push_back(std::move(part));
   }
   auto obj = store.Complete(r.bucket, r.key, r.Q("uploadId"), parts);
   if (!obj.ok()) return ErrorResponse(obj.error(), r);
@@ -152,9 +162,12 @@ HttpResponse HandleListParts(Store& store, const S3Request& r) {
   xml.Elem("Bucket", r.bucket).Elem("Key", r.key).Elem("UploadId", upload->id);
   xml.Elem("PartNumberMarker", 0LL).Elem("MaxParts", 1000LL).Elem("IsTruncated", false);
   xml.Elem("StorageClass", "STANDARD");
+  if (!upload->checksum_algorithm.empty())
+    xml.Elem("ChecksumAlgorithm", upload->checksum_algorithm);
   for (const auto& [n, p] : upload->parts) {
     xml.Open("Part").Elem("PartNumber", static_cast<long long>(n));
     xml.Elem("LastModified", IsoDate(p.mtime)).Elem("ETag", p.etag);
+    if (!p.crc32c.empty()) xml.Elem("ChecksumCRC32C", p.crc32c);
     xml.Elem("Size", static_cast<long long>(p.data->size())).Close("Part");
   }
   return XmlResponse(200, xml.Finish());

@@ -4,9 +4,40 @@
 #include <cstring>
 #include <tuple>
 
+#include "tests/s3sim/crc32c.h"
 #include "tests/s3sim/util.h"
 
 namespace s3sim {
+namespace {
+
+S3Error InvalidPart() {
+  return S3Error{400, "InvalidPart",
+                 "One or more of the specified parts could not be found. The part may not have "
+                 "been uploaded, or the specified entity tag may not have matched the part's "
+                 "entity tag."};
+}
+
+// S3 checks a part's CRC32C in CompleteMultipartUpload as it checks its ETag:
+// a value that is not the part's is InvalidPart; an upload created with
+// CRC32C must name every part's.
+std::optional<S3Error> CheckPartCrc32c(const Upload& upload, const CompletedPart& cp,
+                                       const Part& stored) {
+  if (!cp.crc32c) {
+    if (ToLower(upload.checksum_algorithm) != "crc32c") return std::nullopt;
+    return S3Error{400, "InvalidRequest",
+                   "The upload was created using a crc32c checksum. The complete request must "
+                   "include the checksum for each part. It was missing for part " +
+                       std::to_string(cp.number) + " in the request."};
+  }
+  auto raw = Unbase64(*cp.crc32c);
+  if (!raw || raw->size() != 4) return InvalidPart();
+  // A part sent without the header has its sum computed now.
+  const std::string actual = stored.crc32c.empty() ? Crc32cBase64(*stored.data) : stored.crc32c;
+  if (Base64(*raw) != actual) return InvalidPart();  // compares bytes, not spellings
+  return std::nullopt;
+}
+
+}  // namespace
 
 bool Store::CreateBucket(const std::string& name) {
   std::unique_lock lock(mu_);
@@ -80,7 +111,8 @@ Expected<ListPage> Store::List(const std::string& bucket, const ListParams& para
 }
 
 Expected<std::string> Store::CreateUpload(const std::string& bucket, const std::string& key,
-                                          std::string content_type, HeaderList metadata) {
+                                          std::string content_type, HeaderList metadata,
+                                          std::string checksum_algorithm) {
   if (!BucketExists(bucket)) return NoSuchBucket();
   std::lock_guard lock(uploads_mu_);
   std::string id =
@@ -92,6 +124,7 @@ Expected<std::string> Store::CreateUpload(const std::string& bucket, const std::
   u.initiated = std::time(nullptr);
   u.content_type = std::move(content_type);
   u.metadata = std::move(metadata);
+  u.checksum_algorithm = std::move(checksum_algorithm);
   return id;
 }
 
@@ -133,11 +166,9 @@ Expected<ObjectPtr> Store::Complete(const std::string& bucket, const std::string
       last = cp.number;
       auto p = it->second.parts.find(cp.number);
       if (p == it->second.parts.end() || Unquote(p->second.etag) != Unquote(cp.etag)) {
-        return S3Error{400, "InvalidPart",
-                       "One or more of the specified parts could not be found. The part may "
-                       "not have been uploaded, or the specified entity tag may not have "
-                       "matched the part's entity tag."};
+        return InvalidPart();
       }
+      if (auto err = CheckPartCrc32c(it->second, cp, p->second)) return *err;
       chosen.push_back(p->second);
     }
     for (size_t i = 0; i + 1 < chosen.size(); ++i) {

@@ -11,6 +11,7 @@
 #include <ctime>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <string>
 #include <utility>
@@ -27,6 +28,7 @@ struct Part {
   std::string md5;   // raw 16 bytes
   std::string etag;  // quoted
   std::time_t mtime = 0;
+  std::string crc32c;  // base64 x-amz-checksum-crc32c the part was sent (and verified) with
 };
 
 struct Upload {
@@ -34,6 +36,7 @@ struct Upload {
   std::time_t initiated = 0;
   std::string content_type;
   HeaderList metadata;
+  std::string checksum_algorithm;  // x-amz-checksum-algorithm at creation (CRC32C), or empty
   std::map<int, Part> parts;
 };
 
@@ -45,6 +48,7 @@ struct BucketInfo {
 struct CompletedPart {
   int number = 0;
   std::string etag;
+  std::optional<std::string> crc32c;  // <ChecksumCRC32C>, when the request has one
 };
 
 class Store {
@@ -64,9 +68,12 @@ class Store {
   Expected<ListPage> List(const std::string& bucket, const ListParams& params) const;
 
   Expected<std::string> CreateUpload(const std::string& bucket, const std::string& key,
-                                     std::string content_type, HeaderList metadata);
+                                     std::string content_type, HeaderList metadata,
+                                     std::string checksum_algorithm = "");
   std::optional<S3Error> PutPart(const std::string& bucket, const std::string& key,
                                  const std::string& upload_id, int number, Part part);
+  // Each part must match by ETag and, when given (always, for an upload
+  // created with CRC32C), by its CRC32C, as S3 checks them.
   Expected<ObjectPtr> Complete(const std::string& bucket, const std::string& key,
                                const std::string& upload_id,
                                const std::vector<CompletedPart>& parts);
