@@ -1,6 +1,7 @@
 // The libfuse3 adapter: a few lines per callback (see fuse_adapter.h).
 #include "fuse/fuse_adapter.h"
 
+#include <fcntl.h>
 #include <sys/uio.h>
 
 #include <memory>
@@ -109,8 +110,16 @@ void SetAttr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set,
 // FUSE_DIRECT_IO_ALLOW_MMAP, which libfuse 3.14 cannot negotiate (its
 // capabilities end at FUSE_CAP_EXPIRE_ONLY). MAP_PRIVATE still reads through
 // the page cache. See docs/MOUNTING.md.
+//
+// Handles that write are always direct I/O: each write() reaches the staged
+// writer straight from the application's pages instead of through fresh
+// page-cache pages (less CPU), and a shared mapping of a file being written
+// is refused at mmap() with ENODEV. Through the page cache such a mapping
+// would fault its pages in with a READ the write handle cannot serve, and the
+// application would die of SIGBUS instead of getting an error.
 void SetCaching(fuse_req_t req, fuse_file_info* fi, bool keep_cache) {
-  fi->direct_io = Fs(req).config().direct_io ? 1 : 0;
+  const bool writes = (fi->flags & O_ACCMODE) != O_RDONLY;
+  fi->direct_io = (writes || Fs(req).config().direct_io) ? 1 : 0;
   fi->keep_cache = keep_cache ? 1 : 0;  // still matters for MAP_PRIVATE pages
 }
 
@@ -162,6 +171,7 @@ void Create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t /*mode*/
   if (!r.ok()) return ReplyError(req, r.error());
   fi->fh = r->second.fh;
   SetCaching(req, fi, false);
+  fi->direct_io = 1;  // a created handle always writes, even when O_RDONLY
   fuse_entry_param p = ToParam(r->first);
   if (fuse_reply_create(req, &p, fi) == -ENOENT) {
     Fs(req).Release(r->second.fh);
