@@ -120,6 +120,8 @@ TEST_F(MetadataCacheTest, ListingRoundTripsAndAnswersNames) {
   ASSERT_TRUE(a);
   EXPECT_EQ(a->kind, NameKind::kFile);
   EXPECT_EQ(a->size, 3u);
+  EXPECT_EQ(a->etag, "\"e1\"");
+  EXPECT_EQ(a->mtime_ns, 7 * kSec);
   EXPECT_EQ(c->GetNameFromListing("b", "dir/sub")->kind, NameKind::kDir);
   EXPECT_EQ(c->GetNameFromListing("b", "dir/zzz")->kind, NameKind::kMissing);
   EXPECT_FALSE(c->GetNameFromListing("b", "other/a.txt"));  // no listing of other/
@@ -128,8 +130,12 @@ TEST_F(MetadataCacheTest, ListingRoundTripsAndAnswersNames) {
   partial.complete = false;
   ASSERT_TRUE(c->PutListing("b", "p/", partial).ok());
   EXPECT_FALSE(c->GetListing("b", "p/"));  // only complete listings are served
+  EXPECT_FALSE(c->GetNameFromListing("b", "p/a.txt"));
+  EXPECT_FALSE(c->GetNameFromListing("b", "p/zzz"));
   now_ += 10 * kSec;
   EXPECT_FALSE(c->GetListing("b", "dir/"));
+  EXPECT_FALSE(c->GetNameFromListing("b", "dir/a.txt"));  // stale
+  EXPECT_FALSE(c->GetNameFromListing("b", "dir/zzz"));
 }
 
 TEST_F(MetadataCacheTest, InvalidateDropsNameAndParentListing) {

@@ -41,6 +41,7 @@
 #include "fuse/listing_prefetcher.h"
 #include "fuse/local_namespace.h"
 #include "fuse/sibling_hints.h"
+#include "fuse/stat_walkers.h"
 #include "fuse/thread_annotations.h"
 #include "s3/object_client.h"
 #include "s3/result.h"
@@ -94,7 +95,8 @@ class Filesystem {
   Filesystem& operator=(const Filesystem&) = delete;
 
   // --- Names and attributes (fs_lookup.cc, filesystem.cc)
-  Result<Entry> Lookup(Ino parent, const std::string& name);
+  // `pid`: the caller (0: unknown); see StatWalkers.
+  Result<Entry> Lookup(Ino parent, const std::string& name, pid_t pid = 0);
   void Forget(Ino ino, uint64_t nlookup);
   Result<struct stat> GetAttr(Ino ino);
   Result<struct stat> SetAttr(Ino ino, const SetAttrRequest& request);
@@ -102,7 +104,11 @@ class Filesystem {
 
   // --- Directories (fs_readdir.cc)
   Result<OpenedDir> OpenDir(Ino ino);
-  Status ReadDir(Ino ino, uint64_t fh, off_t offset, bool plus, const DirFiller& fill);
+  // In readdirplus mode, files carry attributes (an inode each) only when
+  // --readdirplus is on, or auto and `pid` is 0 or a stat walker (StatWalkers);
+  // otherwise their `entry` has ino 0: a name the kernel makes no inode for.
+  Status ReadDir(Ino ino, uint64_t fh, off_t offset, bool plus, const DirFiller& fill,
+                 pid_t pid = 0);
   void ReleaseDir(uint64_t fh);
 
   // --- Reading (fs_read.cc); `flags` are open(2) flags, `pid` the caller's
@@ -186,6 +192,7 @@ class Filesystem {
   // Lists subdirectories of a directory just read into meta_; null without meta_.
   const std::unique_ptr<ListingPrefetcher> listing_prefetch_;
   SiblingHints siblings_;
+  StatWalkers stat_walkers_;
 
   mutable std::mutex handles_mu_;
   uint64_t next_fh_ GUARDED_BY(handles_mu_) = 1;

@@ -37,6 +37,12 @@ struct FsConfig {
   // --- Metadata caching (kernel entry/attr timeouts)
   double metadata_ttl = 1.0;  // seconds the kernel may cache entries and attributes
   double negative_ttl = 0.0;  // seconds the kernel may cache "no such entry"
+  // Which directory entries carry attributes (READDIRPLUS: an inode per name
+  // in the kernel and here). kAuto: directories always, files only for a
+  // process that stats files (fuse/stat_walkers.h); kOn: every entry; kOff:
+  // none (plain READDIR; each stat then costs a LOOKUP).
+  enum class ReaddirPlus { kAuto, kOn, kOff };
+  ReaddirPlus readdirplus = ReaddirPlus::kAuto;
 
   // --- Data path
   uint64_t write_part_size = 16ull << 20;  // multipart part size; grown to stay <= 10000 parts

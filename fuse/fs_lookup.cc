@@ -109,11 +109,12 @@ Result<Filesystem::Resolved> Filesystem::Resolve(const InodeSnapshot& dir,
   return MakeError(ENOENT, "NoSuchKey", file_key);
 }
 
-Result<Entry> Filesystem::Lookup(Ino parent, const std::string& name) {
+Result<Entry> Filesystem::Lookup(Ino parent, const std::string& name, pid_t pid) {
   auto dir = GetDir(parent);
   if (!dir.ok()) return dir.error();
   auto r = Resolve(*dir, name);
   if (!r.ok()) return r.error();
+  if (r->kind == Kind::kFile && pid != 0) stat_walkers_.SawFileLookup(pid);
   Ino ino = inodes_.Acquire(parent, name, r->kind, r->bucket, r->key,
                             r->kind == Kind::kFile ? std::optional(r->attrs) : std::nullopt);
   return MakeEntry(ino, r->kind, r->attrs);

@@ -1,6 +1,8 @@
 // Lookup, getattr, readdir of the filesystem core over the fake client.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "fuse/testing/fs_test_util.h"
 
 namespace bucketfs::fs {
@@ -74,6 +76,55 @@ TEST_F(FsLookupTest, LongNameIsTooLongAndOddKeysAreSkipped) {
   auto a = fs_->Lookup(kRootIno, "a");
   ASSERT_TRUE(a.ok());
   EXPECT_EQ(Names(ListDir(a->ino, false)), (std::vector<std::string>{".", ".."}));
+}
+
+// Node ids of a READDIRPLUS of the root by `pid`, by name ("." and ".." left out).
+std::map<std::string, Ino> PlusNodeIds(Filesystem& fs, pid_t pid) {
+  std::map<std::string, Ino> ids;
+  auto fh = fs.OpenDir(kRootIno);
+  EXPECT_TRUE(fh.ok());
+  EXPECT_TRUE(fs.ReadDir(
+                    kRootIno, fh->fh, 2, true,
+                    [&](const std::string& n, const struct stat& st, const Entry* e, off_t) {
+                      EXPECT_NE(e, nullptr);
+                      EXPECT_NE(st.st_ino, 0u);  // d_ino: glibc skips 0
+                      EXPECT_EQ(e->attr.st_mode & S_IFMT, st.st_mode & S_IFMT);
+                      ids[n] = e->ino;
+                      return true;
+                    },
+                    pid)
+                  .ok());
+  fs.ReleaseDir(fh->fh);
+  return ids;
+}
+
+TEST_F(FsLookupTest, ReaddirPlusGivesFilesAttributesOnlyForProcessesThatStatFiles) {
+  client_->Put(kBucket, "a", "1");
+  client_->Put(kBucket, "b", "22");
+  client_->Put(kBucket, "d/x", "x");
+  Mount();  // --readdirplus auto
+  auto ids = PlusNodeIds(*fs_, 77);
+  ASSERT_EQ(ids.size(), 3u);
+  EXPECT_EQ(ids["a"], 0u);  // a name only: no inode here or in the kernel
+  EXPECT_EQ(ids["b"], 0u);
+  EXPECT_NE(ids["d"], 0u);  // directories always: every walker enters them
+  EXPECT_EQ(fs_->inodes().size(), 2u);
+  ASSERT_TRUE(fs_->Lookup(kRootIno, "d", 77).ok());  // entering a directory is no stat
+  EXPECT_EQ(PlusNodeIds(*fs_, 77)["a"], 0u);
+  ASSERT_TRUE(fs_->Lookup(kRootIno, "a", 77).ok());  // 77 stats a file: a stat walker
+  ids = PlusNodeIds(*fs_, 77);
+  EXPECT_NE(ids["a"], 0u);
+  EXPECT_NE(ids["b"], 0u);
+  EXPECT_EQ(PlusNodeIds(*fs_, 78)["b"], 0u);  // another process still gets names
+  EXPECT_NE(PlusNodeIds(*fs_, 0)["b"], 0u);   // an unknown caller gets attributes
+}
+
+TEST_F(FsLookupTest, ReaddirPlusOnGivesEveryProcessAttributes) {
+  client_->Put(kBucket, "a", "1");
+  FsConfig config;
+  config.readdirplus = FsConfig::ReaddirPlus::kOn;
+  Mount(config);
+  EXPECT_NE(PlusNodeIds(*fs_, 77)["a"], 0u);
 }
 
 TEST_F(FsLookupTest, ForgetReturnsTableToRootOnly) {

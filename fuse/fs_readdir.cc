@@ -38,9 +38,13 @@ void Filesystem::ReleaseDir(uint64_t fh) {
   dirs_.erase(fh);
 }
 
-Status Filesystem::ReadDir(Ino ino, uint64_t fh, off_t offset, bool plus, const DirFiller& fill) {
+Status Filesystem::ReadDir(Ino ino, uint64_t fh, off_t offset, bool plus, const DirFiller& fill,
+                           pid_t pid) {
   auto h = GetDirHandle(fh);
   if (!h || h->ino != ino) return MakeError(EBADF, "BadHandle", "unknown directory handle");
+  // Files with attributes: see StatWalkers.
+  const bool file_attrs = config_.readdirplus != FsConfig::ReaddirPlus::kAuto || pid == 0 ||
+                          stat_walkers_.WantsAttrs(pid);
   std::lock_guard lock(h->mu);
   for (off_t off = offset;; ++off) {
     if (off < kDotEntries) {
@@ -60,7 +64,7 @@ Status Filesystem::ReadDir(Ino ino, uint64_t fh, off_t offset, bool plus, const 
                             : e.kind == Kind::kDir ? h->key + e.name + "/"
                                                    : h->key + e.name;
     const std::string& bucket = h->bucket_list ? e.name : h->bucket;
-    if (!plus) {
+    if (!plus || (e.kind == Kind::kFile && !file_attrs)) {
       // d_ino must not be 0: glibc's readdir() skips such entries as deleted.
       // A name without an inode yet gets a stable number outside the table's.
       const Ino shown =
@@ -68,7 +72,9 @@ Status Filesystem::ReadDir(Ino ino, uint64_t fh, off_t offset, bool plus, const 
               .value_or((std::hash<std::string>{}(e.name) ^ (ino * 0x9e3779b97f4a7c15ull)) |
                         (1ull << 63));
       struct stat st = MakeStat(shown, e.kind, e.attrs);
-      if (!fill(e.name, st, nullptr, off + 1)) break;
+      Entry name_only;  // ino 0: the kernel makes no inode (and counts no lookup)
+      name_only.attr = st;
+      if (!fill(e.name, st, plus ? &name_only : nullptr, off + 1)) break;
       continue;
     }
     const Ino child =

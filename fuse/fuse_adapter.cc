@@ -39,13 +39,17 @@ void ReplyEntry(fuse_req_t req, const Entry& e) {
   if (fuse_reply_entry(req, &p) == -ENOENT) fs.Forget(e.ino, 1);
 }
 
-void Init(void* /*userdata*/, fuse_conn_info* conn) {
+void Init(void* userdata, fuse_conn_info* conn) {
   auto want = [conn](unsigned cap) {
     if (conn->capable & cap) conn->want |= cap;
   };
   want(FUSE_CAP_ASYNC_READ);
-  want(FUSE_CAP_READDIRPLUS);
-  want(FUSE_CAP_READDIRPLUS_AUTO);
+  // READDIRPLUS on every batch (not the kernel's AUTO, which guesses per
+  // directory): the daemon decides which entries carry attributes (auto).
+  const bool plus =
+      static_cast<Filesystem*>(userdata)->config().readdirplus != FsConfig::ReaddirPlus::kOff;
+  if (plus) want(FUSE_CAP_READDIRPLUS);
+  conn->want &= ~(FUSE_CAP_READDIRPLUS_AUTO | (plus ? 0 : FUSE_CAP_READDIRPLUS));
   want(FUSE_CAP_ATOMIC_O_TRUNC);
   want(FUSE_CAP_PARALLEL_DIROPS);
   conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;  // writes go straight to the writer
@@ -60,7 +64,7 @@ void Init(void* /*userdata*/, fuse_conn_info* conn) {
 }
 
 void Lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
-  auto r = Fs(req).Lookup(parent, name);
+  auto r = Fs(req).Lookup(parent, name, fuse_req_ctx(req)->pid);
   if (r.ok()) return ReplyEntry(req, *r);
   const double negative_ttl = Fs(req).config().negative_ttl;
   if (r.error().errno_value == ENOENT && negative_ttl > 0) {
@@ -213,7 +217,7 @@ void DoReadDir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file
     used += n;
     return true;
   };
-  Status s = Fs(req).ReadDir(ino, fi->fh, off, plus, fill);
+  Status s = Fs(req).ReadDir(ino, fi->fh, off, plus, fill, fuse_req_ctx(req)->pid);
   if (!s.ok() && used == 0) return ReplyError(req, s.error());
   fuse_reply_buf(req, data, used);
 }

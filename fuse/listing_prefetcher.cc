@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <iterator>
 
 #include "fuse/dir_listing.h"
 #include "fuse/subtree_lister.h"
@@ -99,12 +100,12 @@ void ListingPrefetcher::Run() {
     }
     std::vector<std::string> again;
     if (job.flat) {
-      again = RunFlat(job);
+      again = RunFlat(job);  // releases its directories itself
     } else {
       ListOne(job.bucket, job.dirs.front());
+      Done(job.bucket, job.dirs);
     }
-    Done(job.bucket, job.dirs);  // whatever is left was given up ...
-    if (!again.empty()) Prefetch(job.bucket, job.parent, again);  // ... or queued again
+    if (!again.empty()) Prefetch(job.bucket, job.parent, again);  // left by the page cap
   }
 }
 
@@ -113,21 +114,56 @@ std::vector<std::string> ListingPrefetcher::RunFlat(const Job& job) {
   for (const auto& d : job.dirs) {
     if (!meta_->HasListing(job.bucket, d)) range.dirs.push_back(d);
   }
-  if (range.dirs.empty()) return {};  // all fresh already (a warm walk)
   // Keys from the first stale directory on; the fresh ones before it are skipped.
-  auto left = ListSubtrees(
-      *client_, range, page_size_, kMaxRangePages,
-      [&](CompleteListings done) {
-        meta_->StoreListings(job.bucket, done);
-        std::vector<std::string> stored;
-        for (auto& d : done) stored.push_back(std::move(d.first));
-        Done(job.bucket, stored);
-      },
-      [this] { return Stopped(); });
+  std::set<std::string> committed;  // released by their commit
+  auto left = range.dirs.empty()    // all fresh already (a warm walk)
+                  ? std::vector<std::string>()
+                  : ListSubtrees(
+                        *client_, range, page_size_, kMaxRangePages,
+                        [&](CompleteListings done) {
+                          for (const auto& d : done) committed.insert(d.first);
+                          Commit(job.bucket, std::move(done));
+                        },
+                        [this] { return Stopped(); });
+  std::vector<std::string> released;  // fresh, given up, or left by the page cap
+  for (const auto& d : job.dirs) {
+    if (committed.count(d) == 0) released.push_back(d);
+  }
+  Done(job.bucket, released);
   // Past the page cap: the rest is queued again (flat from where this range
   // stopped). A range that got nothing at all (an error) is dropped.
   if (left.size() == range.dirs.size()) return {};
   return left;
+}
+
+void ListingPrefetcher::Commit(const std::string& bucket, CompleteListings done) {
+  std::unique_lock lock(commit_mu_);
+  to_commit_.emplace_back(bucket, std::move(done));
+  if (committing_) return;  // the running commit takes it with its next batch
+  committing_ = true;
+  while (!to_commit_.empty()) {
+    auto batch = std::move(to_commit_);
+    to_commit_.clear();
+    lock.unlock();
+    // One transaction per bucket: merge the batch's pages of each.
+    std::sort(batch.begin(), batch.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (size_t i = 0; i < batch.size();) {
+      CompleteListings all = std::move(batch[i].second);
+      size_t j = i + 1;
+      for (; j < batch.size() && batch[j].first == batch[i].first; ++j) {
+        std::move(batch[j].second.begin(), batch[j].second.end(), std::back_inserter(all));
+      }
+      meta_->StoreListings(batch[i].first, all);
+      std::vector<std::string> stored;
+      stored.reserve(all.size());
+      for (auto& d : all) stored.push_back(std::move(d.first));
+      Done(batch[i].first, stored);
+      i = j;
+    }
+    lock.lock();
+  }
+  committing_ = false;
 }
 
 void ListingPrefetcher::ListOne(const std::string& bucket, const std::string& dir_key) {

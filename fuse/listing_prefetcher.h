@@ -12,6 +12,12 @@
 //   of pages, so a plain `ls` of a huge tree is never a crawl; what a range
 //   left is listed per directory.
 //
+// Listings completed by the workers are stored by group commit: one worker
+// at a time (the first to find no commit running) stores everything that
+// accumulated in one cache transaction (one fsync), then wakes their
+// waiters; the others go on listing instead of queueing on LMDB's single
+// writer lock, one fsync each.
+//
 // A fixed set of worker threads (bounded concurrency) takes jobs from a
 // queue; a directory already fresh in the cache or already queued is
 // skipped. Failures are dropped: a prefetch is only a guess. WaitFor lets a
@@ -33,6 +39,7 @@
 #include <vector>
 
 #include "fuse/cached_metadata.h"
+#include "fuse/subtree_lister.h"
 #include "fuse/thread_annotations.h"
 #include "s3/object_client.h"
 
@@ -73,6 +80,8 @@ class ListingPrefetcher {
   // Returns the directories the range left (page cap), to queue again.
   std::vector<std::string> RunFlat(const Job& job);
   void ListOne(const std::string& bucket, const std::string& dir_key);
+  // Stores `done` with the next group commit, then wakes its waiters (Done).
+  void Commit(const std::string& bucket, CompleteListings done);
   // The listings of `dirs` are stored or given up: wakes their waiters.
   void Done(const std::string& bucket, const std::vector<std::string>& dirs);
   bool Stopped();
@@ -87,7 +96,11 @@ class ListingPrefetcher {
   bool stop_ GUARDED_BY(mu_) = false;
   std::deque<Job> queue_ GUARDED_BY(mu_);
   std::set<DirId> pending_ GUARDED_BY(mu_);  // queued or running
-  std::set<DirId> running_ GUARDED_BY(mu_);  // a worker is listing it now
+  std::set<DirId> running_ GUARDED_BY(mu_);  // a worker is listing it now, or it awaits its commit
+  // Lock order: commit_mu_ before mu_ (Done is called without commit_mu_).
+  std::mutex commit_mu_;
+  std::vector<std::pair<std::string, CompleteListings>> to_commit_ GUARDED_BY(commit_mu_);
+  bool committing_ GUARDED_BY(commit_mu_) = false;  // a worker is storing a batch
   std::vector<std::thread> threads_;
 };
 

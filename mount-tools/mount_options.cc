@@ -183,6 +183,21 @@ const std::vector<OptionSpec>& Specs() {
        "SECONDS|indefinite the kernel caches names and attributes (1)"},
       {"negative-ttl", true, Ttl(&fs::FsConfig::negative_ttl),
        "SECONDS|indefinite the kernel caches 'no such file' (0)"},
+      {"readdirplus", true,
+       [](Builder& b, std::string_view v) -> Status {
+         using P = fs::FsConfig::ReaddirPlus;
+         if (v == "auto")
+           b.opts.fs.readdirplus = P::kAuto;
+         else if (v == "on")
+           b.opts.fs.readdirplus = P::kOn;
+         else if (v == "off")
+           b.opts.fs.readdirplus = P::kOff;
+         else
+           return UsageError(StrCat({"'", v, "' is not auto, on or off"}));
+         return Status::Ok();
+       },
+       "auto|on|off: which directory entries carry attributes; auto: files only for processes that "
+       "stat files (auto)"},
       {"cache", true,
        [](Builder& b, std::string_view v) -> Status {
          if (v.empty()) return UsageError("empty directory");

@@ -247,6 +247,15 @@ TEST(MountOptionsTest, DoubleDashEndsOptions) {
   EXPECT_EQ(o.fuse.mountpoint, "-weird-dir");
 }
 
+TEST(MountOptionsTest, Readdirplus) {
+  using P = fs::FsConfig::ReaddirPlus;
+  EXPECT_EQ(ParseOk({"s3://b", "/mnt"}).fs.readdirplus, P::kAuto);
+  EXPECT_EQ(ParseOk({"s3://b", "/mnt", "--readdirplus", "off"}).fs.readdirplus, P::kOff);
+  EXPECT_EQ(ParseOk({"s3://b", "/mnt", "-o", "readdirplus=on"}).fs.readdirplus, P::kOn);
+  EXPECT_NE(ParseError({"s3://b", "/mnt", "--readdirplus=maybe"}).find("'maybe'"),
+            std::string::npos);
+}
+
 TEST(MountOptionsTest, UsageErrors) {
   EXPECT_NE(ParseError({"s3://b"}).find("MOUNTPOINT"), std::string::npos);
   EXPECT_NE(ParseError({}).find("SOURCE"), std::string::npos);

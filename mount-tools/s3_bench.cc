@@ -364,7 +364,8 @@ std::vector<S3Subcommand> AddBenchCommands(CLI::App& s3) {
 
   return {{get, [get_o](S3Context& ctx) { return RunBenchGet(*get_o, ctx); }},
           {put, [put_o](S3Context& ctx) { return RunBenchPut(*put_o, ctx); }},
-          {rnd, [rnd_o](S3Context& ctx) { return RunBenchGetRandom(*rnd_o, ctx); }}};
+          {rnd, [rnd_o](S3Context& ctx) { return RunBenchGetRandom(*rnd_o, ctx); }},
+          AddBenchListCommand(*bench)};
 }
 
 }  // namespace bucketfs::tools

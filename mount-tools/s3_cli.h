@@ -58,7 +58,8 @@ struct S3Subcommand {
 std::vector<S3Subcommand> AddLsCommands(CLI::App& s3);        // ls, mb
 std::vector<S3Subcommand> AddTransferCommands(CLI::App& s3);  // get, put
 std::vector<S3Subcommand> AddRmCommands(CLI::App& s3);        // rm
-std::vector<S3Subcommand> AddBenchCommands(CLI::App& s3);     // bench get|put|get-random
+std::vector<S3Subcommand> AddBenchCommands(CLI::App& s3);     // bench get|put|get-random|list
+S3Subcommand AddBenchListCommand(CLI::App& bench);            // bench list (s3_bench_list.cc)
 
 // Prints "bucketfs s3 <cmd>: <target>: <error>" to stderr and returns 1.
 int ReportError(std::string_view command, std::string_view target, const Error& error);

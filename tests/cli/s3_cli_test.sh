@@ -80,6 +80,15 @@ s3 bench get "s3://$bucket/bench/obj" --part-size 2M --connections 4 --objects 2
 grep -q '"bytes":50331648' "$work/bench-get.json" || fail "bench get bytes"
 s3 bench get-random "s3://$bucket/dir/big.bin" --block 4K --iodepth 8 --count 200
 s3 bench get "s3://$bucket/dir/big.bin" --connections 2
+# bench list: 10 subdirectories in 2 ranges, a file of the prefix sorting
+# between "d0" and "d0/" (seen by the first range too: counted once).
+for i in 0 1 2 3 4 5 6 7 8 9; do s3 put "$work/empty" "s3://$bucket/tree/d$i/f$i"; done
+s3 put "$work/empty" "s3://$bucket/tree/d0-file"
+s3 put "$work/empty" "s3://$bucket/tree/top"
+for n in 1 2; do
+  s3 bench list "s3://$bucket/tree/" --parallel "$n" --json | tee "$work/bench-list.json"
+  grep -q '"keys":12,' "$work/bench-list.json" || fail "bench list --parallel $n keys"
+done
 
 step rm
 s3 rm "s3://$bucket/empty" | grep -q "delete: s3://$bucket/empty" || fail "rm"

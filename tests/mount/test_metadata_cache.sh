@@ -45,6 +45,15 @@ n=$(requests)
 log "remounted find: $again entries, $n requests"
 check "remounted walk: same entries" test "$again" -eq "$cold"
 check "remounted walk: zero requests" test "$n" -eq 0
+# find got the files as names only (--readdirplus auto); their types and a
+# stat of each after it (find -printf %s: a LOOKUP each) still come from the
+# cache, with the sizes S3 listed.
+reset_stats
+check "names-only entries keep their type" test "$(timeout 120 find "$MNT" -type f | wc -l)" -eq 201
+sizes=$(timeout 120 find "$MNT" -type f -printf '%s\n' | sort | uniq -c | tr -s ' ' | tr '\n' ';')
+log "file sizes after the names-only walk: $sizes"
+check "stat walk after find: the listed sizes" test "$sizes" = " 200 1; 1 10;"
+check "stat walk after find: zero requests" test "$(requests)" -eq 0
 
 stat_missing() {  # 1000 stats: 50 missing names, 20 times each
   timeout 120 python3 - "$MNT" <<'PY'
