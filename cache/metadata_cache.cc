@@ -105,24 +105,58 @@ std::string EncodeListing(const CachedListing& l) {
   return w.Take();
 }
 
-std::optional<CachedListing> DecodeListing(std::string_view v) {
+// The header of an encoded listing, and each entry passed to `on_entry` as
+// views into `v` (valid while `v` is). False when the record does not decode
+// whole. DecodeListing and FindInListing share it so the format is read in
+// one place.
+struct ListingHeader {
+  int64_t fetched_at_ns = 0;
+  bool complete = false;
+  uint64_t count = 0;
+};
+struct EntryView {
+  std::string_view name;
+  bool is_dir = false;
+  uint64_t size = 0;
+  int64_t mtime_ns = 0;
+  std::string_view etag;
+};
+template <typename OnHeader, typename OnEntry>
+bool ScanListing(std::string_view v, OnHeader on_header, OnEntry on_entry) {
   Reader r(v);
-  CachedListing l;
-  l.fetched_at_ns = r.Get<int64_t>();
-  l.complete = r.Get<uint8_t>() != 0;
-  const uint64_t n = r.Get<uint64_t>();
-  if (!r.ok() || n > v.size()) return std::nullopt;  // each entry takes > 1 byte
-  l.entries.reserve(n);
-  for (uint64_t i = 0; i < n && r.ok(); ++i) {
-    CachedEntry e;
-    e.name = r.GetString();
+  ListingHeader h;
+  h.fetched_at_ns = r.Get<int64_t>();
+  h.complete = r.Get<uint8_t>() != 0;
+  h.count = r.Get<uint64_t>();
+  if (!r.ok() || h.count > v.size()) return false;  // each entry takes > 1 byte
+  if (!on_header(h)) return false;
+  for (uint64_t i = 0; i < h.count && r.ok(); ++i) {
+    EntryView e;
+    e.name = r.GetView();
     e.is_dir = r.Get<uint8_t>() != 0;
     e.size = r.Get<uint64_t>();
     e.mtime_ns = r.Get<int64_t>();
-    e.etag = r.GetString();
-    l.entries.push_back(std::move(e));
+    e.etag = r.GetView();
+    if (r.ok()) on_entry(e);
   }
-  if (!r.done()) return std::nullopt;
+  return r.done();
+}
+
+std::optional<CachedListing> DecodeListing(std::string_view v) {
+  CachedListing l;
+  const bool ok = ScanListing(
+      v,
+      [&](const ListingHeader& h) {
+        l.fetched_at_ns = h.fetched_at_ns;
+        l.complete = h.complete;
+        l.entries.reserve(h.count);
+        return true;
+      },
+      [&](const EntryView& e) {
+        l.entries.push_back(
+            CachedEntry{std::string(e.name), e.is_dir, e.size, e.mtime_ns, std::string(e.etag)});
+      });
+  if (!ok) return std::nullopt;
   return l;
 }
 
@@ -131,24 +165,20 @@ std::optional<CachedListing> DecodeListing(std::string_view v) {
 // for the N - 1 others (decoding them all cost 50-70 us a lookup at 100
 // entries). Nullopt: incomplete or undecodable, as DecodeListing.
 std::optional<CachedName> FindInListing(std::string_view v, std::string_view name) {
-  Reader r(v);
-  const int64_t fetched_at = r.Get<int64_t>();
-  const bool complete = r.Get<uint8_t>() != 0;
-  const uint64_t n = r.Get<uint64_t>();
-  if (!r.ok() || !complete || n > v.size()) return std::nullopt;
+  int64_t fetched_at = 0;
   std::optional<CachedName> found;
-  for (uint64_t i = 0; i < n && r.ok(); ++i) {
-    const std::string_view entry = r.GetView();
-    const bool is_dir = r.Get<uint8_t>() != 0;
-    const uint64_t size = r.Get<uint64_t>();
-    const int64_t mtime = r.Get<int64_t>();
-    const std::string_view etag = r.GetView();
-    if (!found && r.ok() && entry == name) {
-      found = CachedName{is_dir ? NameKind::kDir : NameKind::kFile, size, mtime, std::string(etag),
-                         fetched_at};
-    }
-  }
-  if (!r.done()) return std::nullopt;  // the whole record must decode, as in DecodeListing
+  const bool ok = ScanListing(
+      v,
+      [&](const ListingHeader& h) {
+        fetched_at = h.fetched_at_ns;
+        return h.complete;
+      },
+      [&](const EntryView& e) {
+        if (found || e.name != name) return;
+        found = CachedName{e.is_dir ? NameKind::kDir : NameKind::kFile, e.size, e.mtime_ns,
+                           std::string(e.etag), fetched_at};
+      });
+  if (!ok) return std::nullopt;  // the whole record must decode, as in DecodeListing
   if (!found) found = CachedName{NameKind::kMissing, 0, 0, "", fetched_at};
   return found;
 }
@@ -231,18 +261,26 @@ bool MetadataCache::Fresh(int64_t fetched_at_ns, double ttl) const {
   return static_cast<double>(Now() - fetched_at_ns) < ttl * 1e9;
 }
 
-std::optional<CachedName> MetadataCache::GetName(const std::string& bucket,
-                                                 const std::string& key) const {
-  const std::string k = RecordKey('N', bucket, key);
-  if (k.size() > kMaxLmdbKey) return std::nullopt;
-  std::optional<CachedName> out;
+template <typename Decode>
+auto MetadataCache::ReadRecord(char type, const std::string& bucket, const std::string& key,
+                               Decode decode) const -> decltype(decode(std::string_view())) {
+  const std::string k = RecordKey(type, bucket, key);
+  if (k.size() > kMaxLmdbKey) return std::nullopt;  // never stored (see the Put* methods)
+  decltype(decode(std::string_view())) out;
   Status s = env_->Read([&](LmdbTxn& t) -> Status {
     auto v = t.Get(k);
     if (!v.ok()) return v.error();
-    if (*v) out = DecodeName(**v);
+    if (*v) out = decode(**v);
     return Status::Ok();
   });
-  if (!s.ok() || !out) return std::nullopt;
+  if (!s.ok()) return std::nullopt;
+  return out;
+}
+
+std::optional<CachedName> MetadataCache::GetName(const std::string& bucket,
+                                                 const std::string& key) const {
+  auto out = ReadRecord('N', bucket, key, DecodeName);
+  if (!out) return std::nullopt;
   const double ttl =
       out->kind == NameKind::kMissing ? options_.negative_ttl_seconds : options_.ttl_seconds;
   if (!Fresh(out->fetched_at_ns, ttl)) return std::nullopt;
@@ -252,18 +290,11 @@ std::optional<CachedName> MetadataCache::GetName(const std::string& bucket,
 std::optional<CachedName> MetadataCache::GetNameFromListing(const std::string& bucket,
                                                             const std::string& key) const {
   auto [parent, name] = SplitParent(key);
-  const std::string k = RecordKey('L', bucket, parent);
-  if (k.size() > kMaxLmdbKey) return std::nullopt;
-  std::optional<CachedName> out;
-  Status s = env_->Read([&](LmdbTxn& t) -> Status {
-    auto v = t.Get(k);
-    if (!v.ok()) return v.error();
-    if (*v) out = FindInListing(**v, name);
-    return Status::Ok();
-  });
+  auto out =
+      ReadRecord('L', bucket, parent, [&](std::string_view v) { return FindInListing(v, name); });
   // A complete listing without the name says it is missing (while the
   // listing is fresh, which uses the positive TTL: it is what S3 said).
-  if (!s.ok() || !out || !Fresh(out->fetched_at_ns, options_.ttl_seconds)) return std::nullopt;
+  if (!out || !Fresh(out->fetched_at_ns, options_.ttl_seconds)) return std::nullopt;
   return out;
 }
 
@@ -282,16 +313,8 @@ Status MetadataCache::PutMissing(const std::string& bucket, const std::string& k
 
 std::optional<CachedListing> MetadataCache::GetListing(const std::string& bucket,
                                                        const std::string& dir_key) const {
-  const std::string k = RecordKey('L', bucket, dir_key);
-  if (k.size() > kMaxLmdbKey) return std::nullopt;
-  std::optional<CachedListing> out;
-  Status s = env_->Read([&](LmdbTxn& t) -> Status {
-    auto v = t.Get(k);
-    if (!v.ok()) return v.error();
-    if (*v) out = DecodeListing(**v);
-    return Status::Ok();
-  });
-  if (!s.ok() || !out || !out->complete) return std::nullopt;
+  auto out = ReadRecord('L', bucket, dir_key, DecodeListing);
+  if (!out || !out->complete) return std::nullopt;
   if (!Fresh(out->fetched_at_ns, options_.ttl_seconds)) return std::nullopt;
   return out;
 }
@@ -326,20 +349,14 @@ Status MetadataCache::PutListings(const std::string& bucket,
 }
 
 bool MetadataCache::HasListing(const std::string& bucket, const std::string& dir_key) const {
-  const std::string k = RecordKey('L', bucket, dir_key);
-  if (k.size() > kMaxLmdbKey) return false;
-  int64_t fetched_at = 0;
-  bool complete = false;
-  Status s = env_->Read([&](LmdbTxn& t) -> Status {
-    auto v = t.Get(k);
-    if (!v.ok()) return v.error();
-    if (!*v) return Status::Ok();
-    Reader r(**v);  // the header of EncodeListing: fetched_at, complete
-    fetched_at = r.Get<int64_t>();
-    complete = r.Get<uint8_t>() != 0 && r.ok();
-    return Status::Ok();
+  // The fetch time of a complete listing, from its header alone.
+  auto fetched_at = ReadRecord('L', bucket, dir_key, [](std::string_view v) {
+    Reader r(v);  // the header of EncodeListing: fetched_at, complete
+    const int64_t at = r.Get<int64_t>();
+    const bool complete = r.Get<uint8_t>() != 0 && r.ok();
+    return complete ? std::optional<int64_t>(at) : std::nullopt;
   });
-  return s.ok() && complete && Fresh(fetched_at, options_.ttl_seconds);
+  return fetched_at && Fresh(*fetched_at, options_.ttl_seconds);
 }
 
 Status MetadataCache::Invalidate(const std::string& bucket, const std::string& key) {

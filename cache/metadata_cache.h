@@ -120,6 +120,12 @@ class MetadataCache {
   MetadataCache(MetadataCacheOptions options, std::unique_ptr<LmdbEnv> env);
   std::string RecordKey(char type, const std::string& bucket, const std::string& key) const;
   bool Fresh(int64_t fetched_at_ns, double ttl) const;
+  // The record `type` of `bucket`/`key` as `decode` (std::string_view ->
+  // std::optional<T>) reads it; nullopt when it is absent, does not decode,
+  // cannot be read, or its key is too long for LMDB.
+  template <typename Decode>
+  auto ReadRecord(char type, const std::string& bucket, const std::string& key, Decode decode) const
+      -> decltype(decode(std::string_view()));
 
   const MetadataCacheOptions options_;
   const std::function<int64_t()> clock_;
