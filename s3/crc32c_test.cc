@@ -45,12 +45,18 @@ uint32_t Reference(std::span<const std::byte> data) {
 // Long buffers take the three-lane path (blocks of 24 KiB): every length
 // around the block edges, at odd alignments and continued from a prefix.
 TEST(Crc32cTest, LongBuffersMatchTheBitwiseSum) {
-  std::vector<std::byte> data(3 * 24576 + 100);
+  constexpr size_t kLongest = 3 * 24576 + 99, kLatest = 7;
+  std::vector<std::byte> data(kLongest + kLatest);  // the longest piece at the latest start
   std::mt19937 rng(11);
   for (auto& b : data) b = static_cast<std::byte>(rng());
   std::span<const std::byte> s(data);
-  for (size_t n : {24575, 24576, 24577, 49152, 49159, 3 * 24576 + 99}) {
-    for (size_t at : {0, 1, 7}) {
+  const size_t lengths[] = {24575, 24576, 24577, 49152, 49159, kLongest};
+  const size_t starts[] = {0, 1, kLatest};
+  for (size_t n : lengths) {
+    for (size_t at : starts) {
+      // subspan does not check its bounds: a piece past the end would read
+      // beyond the buffer (ASan: heap-buffer-overflow) instead of failing.
+      ASSERT_LE(at + n, s.size()) << n << " at " << at;
       auto piece = s.subspan(at, n);
       EXPECT_EQ(Crc32c(piece), Reference(piece)) << n << " at " << at;
     }
