@@ -16,8 +16,19 @@ if [ "$kind" = s3sim ]; then
   fi
   server_args=(--min-part-size 1M)
 fi
+# Sanitizer builds: a report of s3sim or of a `bucketfs s3` expected to fail
+# must fail the test (the check runs after s3sim has stopped).
+source "$here/../fixtures/sanitizer.sh"
+sanitizer_capture "$work/sanitizer"
 eval "$(bash "$here/../fixtures/start-server.sh" "$kind" "${server_args[@]+"${server_args[@]}"}")"
-trap 'stop_s3_server; rm -rf "$work"' EXIT
+finish() {
+  local status=$?
+  stop_s3_server
+  sanitizer_check "$work/sanitizer" || { echo "FAIL: sanitizer report(s) above"; status=1; }
+  rm -rf "$work"
+  exit "$status"
+}
+trap finish EXIT
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 s3() { "$bucketfs" s3 --no-progress "$@"; }

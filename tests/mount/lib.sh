@@ -22,7 +22,23 @@ BUCKETFS="${BUCKETFS:-}"
 S3SIM="${S3SIM:-}"
 SKIP=77
 
+# Sanitizer builds run everything several times slower: tests/CMakeLists.txt
+# sets E2E_SCALE, and every `timeout SECONDS ...` of these scripts (also in
+# their `bash -c` commands) then allows that many times as long.
+SCALE="${E2E_SCALE:-1}"
+if [[ "$SCALE" != 1 ]]; then
+  timeout() {
+    if [[ "$1" =~ ^[0-9]+$ ]]; then set -- "$(($1 * SCALE))" "${@:2}"; fi
+    command timeout "$@"
+  }
+  export SCALE
+  export -f timeout
+fi
+
 TMP="$(mktemp -d /tmp/bucketfs-e2e.XXXXXX)"
+# Sanitizer builds: reports of the daemon and s3sim fail the test (cleanup).
+source "$REPO_ROOT/tests/fixtures/sanitizer.sh"
+sanitizer_capture "$TMP/sanitizer"
 MOUNTS=()
 PIDS=()
 FAILURES=0
@@ -30,10 +46,16 @@ FAILURES=0
 # Reads only /proc/mounts: a stat of a hung FUSE mount would hang cleanup.
 is_mounted() { awk -v m="$1" '$2 == m { found = 1 } END { exit !found }' /proc/mounts; }
 
+# This test's bucketfs daemons (their arguments hold $TMP).
+daemon_pids() {
+  ps -eo pid=,args= | awk -v t="$TMP/" -v b="$BUCKETFS" \
+    'index($0, b) && index($0, t) && !index($0, "awk") { print $1 }'
+}
+
 # Ends every mount of this test at once: aborts its FUSE connection (when
-# fusectl is mounted), kills this test's bucketfs daemons by pid (their
-# arguments hold $TMP; a dead daemon fails every pending request instead of
-# leaving it in D state), then detaches the mountpoints.
+# fusectl is mounted), kills this test's bucketfs daemons by pid (a dead
+# daemon fails every pending request instead of leaving it in D state), then
+# detaches the mountpoints.
 abort_mounts() {
   local dev mnt pid
   awk -v t="$TMP/" 'index($5, t) == 1 { print $3, $5 }' /proc/self/mountinfo |
@@ -41,8 +63,7 @@ abort_mounts() {
       [[ -w "/sys/fs/fuse/connections/${dev#*:}/abort" ]] &&
         echo 1 >"/sys/fs/fuse/connections/${dev#*:}/abort" 2>/dev/null || true
     done
-  for pid in $(ps -eo pid=,args= | awk -v t="$TMP/" -v b="$BUCKETFS" \
-                 'index($0, b) && index($0, t) && !index($0, "awk") { print $1 }'); do
+  for pid in $(daemon_pids); do
     kill -9 "$pid" 2>/dev/null || true
   done
   awk -v t="$TMP/" 'index($5, t) == 1 { print $5 }' /proc/self/mountinfo |
@@ -50,23 +71,32 @@ abort_mounts() {
 }
 
 cleanup() {
-  local m
+  local status=$? m
   [[ -z "${WATCHDOG:-}" ]] || kill "$WATCHDOG" 2>/dev/null || true
   for m in "${MOUNTS[@]+"${MOUNTS[@]}"}"; do
     if is_mounted "$m"; then timeout 20 fusermount3 -u "$m" 2>/dev/null || true; fi
   done
+  # Unmounted daemons end by themselves (and LeakSanitizer checks them at
+  # exit); only those still running after 20 s are killed.
+  local deadline=$((SECONDS + 20 * SCALE))
+  while [[ -n "$(daemon_pids)" && $SECONDS -lt $deadline ]]; do sleep 0.2; done
   abort_mounts
   local p
   for p in "${PIDS[@]+"${PIDS[@]}"}"; do kill "$p" 2>/dev/null || true; done
   for p in "${PIDS[@]+"${PIDS[@]}"}"; do
     timeout 10 tail --pid="$p" -f /dev/null 2>/dev/null || kill -9 "$p" 2>/dev/null || true
   done
+  if ! sanitizer_check "$TMP/sanitizer"; then
+    echo "FAIL: sanitizer report(s) above"
+    status=1
+  fi
   # Never recurse into a mount that is still there (it would delete objects).
   if grep -q " $TMP/" /proc/mounts; then
     echo "cleanup: a mount under $TMP is still present; leaving $TMP"
   else
     rm -rf "$TMP" 2>/dev/null || true
   fi
+  exit "$status"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -150,8 +180,8 @@ require_env() {
   python3 -c "import boto3" 2>/dev/null || skip "python3-boto3 is missing (apt-get install python3-boto3)"
 }
 
-wait_for() {  # wait_for SECONDS COMMAND...
-  local deadline=$((SECONDS + $1)); shift
+wait_for() {  # wait_for SECONDS COMMAND... (SECONDS times E2E_SCALE)
+  local deadline=$((SECONDS + $1 * SCALE)); shift
   until "$@" 2>/dev/null; do
     [[ $SECONDS -lt $deadline ]] || return 1
     sleep 0.1
