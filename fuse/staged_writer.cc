@@ -220,17 +220,14 @@ class StagedWriter : public FileWriter {
     return Status::Ok();
   }
 
-  // Reads part `i` from the staging file and sends it.
+  // Takes a slot and a buffer for part `i` (the backpressure: this may wait
+  // for the budget) and has the runner read it from the staging file and
+  // send it.
   Status StartPart(int i) REQUIRES(mu_) {
     if (Status s = EnsureUpload(); !s.ok()) return s;
     const uint64_t start = layout_.Start(i);
     const uint64_t len = std::min(layout_.End(i), size_.load()) - start;
     auto body = std::make_shared<PartBuffer>(ctx_.budget->Take(len));
-    if (Status s = staging_->Read(start, body->bytes()); !s.ok()) {
-      ctx_.budget->Give(std::move(*body));
-      return s;
-    }
-    staging_->DropCached(start, len);
     uint64_t gen;
     {
       std::lock_guard done(done_mu_);
@@ -246,28 +243,56 @@ class StagedWriter : public FileWriter {
     p.upload_id = upload_id_;
     p.part_number = i + 1;
     p.checksum = checksum_;
-    ctx_.client->UploadPartAsync(p, body->bytes(),
-                                 [this, body, i, gen](Result<s3::UploadPartResult> r) {
-                                   ctx_.budget->Give(std::move(*body));
-                                   std::lock_guard done(done_mu_);
-                                   PartState& part = parts_[i];
-                                   part.in_flight = false;
-                                   if (!r.ok()) {
-                                     spdlog::warn("UploadPart {} of s3://{}/{}: {}", i + 1, bucket_,
-                                                  key_, r.error().ToString());
-                                     if (!first_error_) first_error_ = r.error();
-                                   } else if (gen == part.gen) {
-                                     part.has_etag = true;
-                                     part.etag_gen = gen;
-                                     part.etag = r->etag;
-                                     part.crc32c = r->checksum_crc32c;
-                                   }
-                                   // Changed while it was on the wire: send it again (same number).
-                                   if (gen != part.gen || !r.ok()) pending_.insert(i);
-                                   --in_flight_;
-                                   cv_.notify_all();
-                                 });
+    // The staging file outlives the task: it is dropped only after
+    // WaitForAllParts, and the task counts in in_flight_ until it ends.
+    auto task = [this, staging = staging_.get(), body, p = std::move(p), i, gen, start] {
+      SendPart(*staging, body, p, i, gen, start);
+    };
+    if (ctx_.runner) {
+      ctx_.runner->Post(std::move(task));
+    } else {
+      task();
+    }
     return Status::Ok();
+  }
+
+  // On the runner: reads the part (the bytes as they are now; a write since
+  // StartPart bumped the generation, so this upload's ETag will be dropped)
+  // and uploads it. The client sums the body on this thread. Nothing of
+  // `this` is touched once the upload is handed over: its completion may
+  // end the writer's wait for in-flight parts.
+  void SendPart(cache::StagingFile& staging, const std::shared_ptr<PartBuffer>& body,
+                const s3::UploadPartParams& p, int i, uint64_t gen, uint64_t start) {
+    if (Status s = staging.Read(start, body->bytes()); !s.ok()) {
+      PartDone(*body, i, gen, s.error());
+      return;
+    }
+    staging.DropCached(start, body->size);
+    ctx_.client->UploadPartAsync(
+        p, body->bytes(),
+        [this, body, i, gen](Result<s3::UploadPartResult> r) { PartDone(*body, i, gen, r); });
+  }
+
+  // The end of part `i`'s upload (or of its read-back): gives the buffer
+  // back and records the ETag, or the error, or that the part must go again.
+  void PartDone(PartBuffer& body, int i, uint64_t gen, const Result<s3::UploadPartResult>& r) {
+    ctx_.budget->Give(std::move(body));
+    std::lock_guard done(done_mu_);
+    PartState& part = parts_[i];
+    part.in_flight = false;
+    if (!r.ok()) {
+      spdlog::warn("UploadPart {} of s3://{}/{}: {}", i + 1, bucket_, key_, r.error().ToString());
+      if (!first_error_) first_error_ = r.error();
+    } else if (gen == part.gen) {
+      part.has_etag = true;
+      part.etag_gen = gen;
+      part.etag = r->etag;
+      part.crc32c = r->checksum_crc32c;
+    }
+    // Changed while it was on the wire: send it again (same number).
+    if (gen != part.gen || !r.ok()) pending_.insert(i);
+    --in_flight_;
+    cv_.notify_all();
   }
 
   // Part `i` of an object with `n` parts may be copied from the base when it
@@ -577,6 +602,7 @@ std::shared_ptr<FileWriterFactory> MakeStagedWriterFactory(std::shared_ptr<s3::O
   ctx.budget =
       std::make_shared<UploadBudget>(std::max<uint64_t>(staging.memory_budget, options.part_size));
   ctx.space = std::make_shared<cache::StagingSpace>(staging.disk_limit);
+  ctx.runner = std::make_shared<WorkerPool>(staging.prepare_threads);
   ctx.staging = std::move(staging);
   return std::make_shared<StagedWriterFactory>(std::move(ctx));
 }
