@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "fuse/part_layout.h"
+#include "s3/crc32c.h"
 #include "s3/memory_poison.h"
 
 namespace bucketfs::fs {
@@ -258,15 +259,26 @@ class StagedWriter : public FileWriter {
 
   // On the runner: reads the part (the bytes as they are now; a write since
   // StartPart bumped the generation, so this upload's ETag will be dropped)
-  // and uploads it. The client sums the body on this thread. Nothing of
-  // `this` is touched once the upload is handed over: its completion may
-  // end the writer's wait for in-flight parts.
+  // and uploads it. CRC32C parts are summed piece by piece as they are read,
+  // while each piece is still in the CPU cache (summing the 16 MiB afterwards
+  // reads it from memory again: a fifth of the daemon's CPU in write4).
+  // Nothing of `this` is touched once the upload is handed over: its
+  // completion may end the writer's wait for in-flight parts.
   void SendPart(cache::StagingFile& staging, const std::shared_ptr<PartBuffer>& body,
-                const s3::UploadPartParams& p, int i, uint64_t gen, uint64_t start) {
-    if (Status s = staging.Read(start, body->bytes()); !s.ok()) {
-      PartDone(*body, i, gen, s.error());
-      return;
+                s3::UploadPartParams p, int i, uint64_t gen, uint64_t start) {
+    constexpr uint64_t kPiece = 256 << 10;
+    const bool crc = p.checksum == s3::BodyChecksum::kCrc32c;
+    uint32_t sum = 0;
+    const std::span<std::byte> bytes = body->bytes();
+    for (uint64_t off = 0; off < bytes.size(); off += kPiece) {
+      const auto piece = bytes.subspan(off, std::min<uint64_t>(kPiece, bytes.size() - off));
+      if (Status s = staging.Read(start + off, piece); !s.ok()) {
+        PartDone(*body, i, gen, s.error());
+        return;
+      }
+      if (crc) sum = s3::Crc32c(piece, sum);
     }
+    if (crc) p.crc32c = s3::Crc32cToBase64(sum);
     staging.DropCached(start, body->size);
     ctx_.client->UploadPartAsync(
         p, body->bytes(),

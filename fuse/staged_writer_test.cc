@@ -16,6 +16,7 @@
 
 #include "fuse/part_layout.h"
 #include "fuse/testing/fake_object_client.h"
+#include "s3/crc32c.h"
 #include "s3/memory_poison.h"
 
 namespace bucketfs::fs {
@@ -560,6 +561,43 @@ TEST_F(StagedWriterTest, ParallelWritersOnThePoolStayWithinTheBudget) {
   }
   EXPECT_LE(ctx_.budget->peak(), 6u * 1024);
   EXPECT_EQ(client_->OpenUploads(), 0u);
+}
+
+TEST_F(StagedWriterTest, PartsCarryTheSumComputedWhileReadingThem) {
+  // The sum goes with the part (the fake, like S3, refuses one that does not
+  // match the body), computed by the writer piece by piece: parts larger than
+  // a piece, and a short last part.
+  struct Recording : FakeObjectClient {
+    void UploadPartAsync(const s3::UploadPartParams& p, std::span<const std::byte> body,
+                         std::function<void(Result<s3::UploadPartResult>)> done) override {
+      {
+        std::lock_guard lock(mu);
+        sums.push_back(p.crc32c);
+        expected.push_back(s3::Crc32cBase64(body));
+      }
+      FakeObjectClient::UploadPartAsync(p, body, std::move(done));
+    }
+    std::mutex mu;
+    std::vector<std::string> sums, expected;
+  };
+  auto client = std::make_shared<Recording>();
+  client->CreateBucketNamed(kBucket);
+  ctx_.client = client;
+  ctx_.writer.part_size = 600 << 10;  // 2.3 pieces of 256 KiB
+  ctx_.budget = std::make_shared<UploadBudget>(8 << 20);
+  ctx_.runner = std::make_shared<WorkerPool>(2);
+  auto w = Make("summed");
+  const std::string data = Pattern((2 << 20) + 333, 30);
+  for (size_t off = 0; off < data.size(); off += 65536) {
+    ASSERT_TRUE(w->Write(off, Bytes(data.substr(off, 65536))).ok());
+  }
+  ASSERT_TRUE(w->Commit().ok());
+  EXPECT_EQ(client->Data(kBucket, "summed"), data);
+  ASSERT_EQ(client->sums.size(), 4u);
+  for (size_t i = 0; i < client->sums.size(); ++i) {
+    EXPECT_FALSE(client->sums[i].empty()) << i;
+    EXPECT_EQ(client->sums[i], client->expected[i]) << i;
+  }
 }
 
 TEST(WorkerPoolTest, RunsEveryTaskAndDrainsTheQueueWhenDestroyed) {
