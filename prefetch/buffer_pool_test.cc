@@ -37,6 +37,25 @@ TEST(BufferPoolTest, OtherSizesAreNeverPooled) {
   EXPECT_EQ(pool.pooled(), 1u);
 }
 
+TEST(BufferPoolTest, LargeSmallerPartsShareThePooledBuffers) {
+  const uint64_t size = 4 * kHugeBufferBytes;
+  BufferPool pool(size, 2);
+  auto a = pool.Get(kHugeBufferBytes);  // a stream's first large part
+  std::byte* const a_ptr = a.get();
+  a[kHugeBufferBytes - 1] = std::byte{1};
+  pool.Put(std::move(a), kHugeBufferBytes);
+  EXPECT_EQ(pool.pooled(), 1u);
+  auto b = pool.Get(size);  // a full part reuses it, all of it writable
+  EXPECT_EQ(b.get(), a_ptr);
+  b[size - 1] = std::byte{2};
+  pool.Put(std::move(b), size);
+  auto small = pool.Get(kHugeBufferBytes - 1);  // below the huge size: its own
+  EXPECT_NE(small.get(), a_ptr);
+  pool.Put(std::move(small), kHugeBufferBytes - 1);
+  EXPECT_EQ(pool.pooled(), 1u);
+  EXPECT_EQ(pool.reuses(), 1u);
+}
+
 TEST(BufferPoolTest, PooledBuffersAndMappingSlackArePoisonedUnderAsan) {
   // A part still read after its buffer went back to the pool must be
   // reported; so must an access past a mapped buffer's size (the mapping is
@@ -67,6 +86,16 @@ TEST(BufferPoolTest, PooledBuffersAndMappingSlackArePoisonedUnderAsan) {
   ASSERT_EQ(again.get(), q);
   EXPECT_FALSE(IsPoisoned(q + size - 1));
   EXPECT_TRUE(IsPoisoned(q + size));
+  big.Put(std::move(again), size);
+  // A smaller part in a pooled buffer: the tail past it is not its own.
+  auto part = big.Get(kHugeBufferBytes);
+  ASSERT_EQ(part.get(), q);
+  EXPECT_FALSE(IsPoisoned(q + kHugeBufferBytes - 1));
+  EXPECT_TRUE(IsPoisoned(q + kHugeBufferBytes));
+  big.Put(std::move(part), kHugeBufferBytes);
+  auto fresh = big.Get(kHugeBufferBytes);
+  auto fresh2 = big.Get(kHugeBufferBytes);  // pool empty: a new mapping, tail poisoned
+  EXPECT_TRUE(IsPoisoned(fresh2.get() + kHugeBufferBytes));
 }
 
 }  // namespace
