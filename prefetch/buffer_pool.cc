@@ -59,7 +59,10 @@ BufferPool::BufferPool(uint64_t buffer_size, size_t max_buffers)
 
 bool BufferPool::Pooled(uint64_t size) const {
   if (size == buffer_size_) return true;
-  return buffer_size_ >= kHugeBufferBytes && size >= kHugeBufferBytes && size < buffer_size_;
+  // At most half of a shared buffer goes unused (whole small objects, below
+  // 4 MiB, keep buffers of their own size: they are held while a file is open).
+  return buffer_size_ >= kHugeBufferBytes && size >= kHugeBufferBytes && size >= buffer_size_ / 2 &&
+         size < buffer_size_;
 }
 
 Buffer BufferPool::Get(uint64_t size) {

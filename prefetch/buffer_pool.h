@@ -39,11 +39,11 @@ class BufferPool {
  public:
   BufferPool(uint64_t buffer_size, size_t max_buffers);
 
-  // A buffer of `size` bytes (contents unspecified). Sizes from
-  // kHugeBufferBytes up to buffer_size share the pool's buffers (a stream's
-  // first parts are 2 and 4 MiB: mapping and faulting in fresh ones for every
-  // file cost more than the unused tail of a pooled one); other sizes are
-  // allocated as asked and never pooled.
+  // A buffer of `size` bytes (contents unspecified). Sizes from half the
+  // buffer size (and at least kHugeBufferBytes) up to it share the pool's
+  // buffers (a stream's 4 MiB part: mapping and faulting in a fresh one for
+  // every file cost more than the unused half of a pooled one); other sizes
+  // are allocated as asked and never pooled.
   Buffer Get(uint64_t size);
   // Returns a buffer obtained from Get(size); kept if the pool has room.
   void Put(Buffer buffer, uint64_t size);

@@ -39,19 +39,20 @@ TEST(BufferPoolTest, OtherSizesAreNeverPooled) {
 
 TEST(BufferPoolTest, LargeSmallerPartsShareThePooledBuffers) {
   const uint64_t size = 4 * kHugeBufferBytes;
+  const uint64_t half = size / 2;
   BufferPool pool(size, 2);
-  auto a = pool.Get(kHugeBufferBytes);  // a stream's first large part
+  auto a = pool.Get(half);  // a stream's first parts are smaller
   std::byte* const a_ptr = a.get();
-  a[kHugeBufferBytes - 1] = std::byte{1};
-  pool.Put(std::move(a), kHugeBufferBytes);
+  a[half - 1] = std::byte{1};
+  pool.Put(std::move(a), half);
   EXPECT_EQ(pool.pooled(), 1u);
   auto b = pool.Get(size);  // a full part reuses it, all of it writable
   EXPECT_EQ(b.get(), a_ptr);
   b[size - 1] = std::byte{2};
   pool.Put(std::move(b), size);
-  auto small = pool.Get(kHugeBufferBytes - 1);  // below the huge size: its own
+  auto small = pool.Get(half - 4096);  // below half: a buffer of its own
   EXPECT_NE(small.get(), a_ptr);
-  pool.Put(std::move(small), kHugeBufferBytes - 1);
+  pool.Put(std::move(small), half - 4096);
   EXPECT_EQ(pool.pooled(), 1u);
   EXPECT_EQ(pool.reuses(), 1u);
 }
@@ -88,14 +89,19 @@ TEST(BufferPoolTest, PooledBuffersAndMappingSlackArePoisonedUnderAsan) {
   EXPECT_TRUE(IsPoisoned(q + size));
   big.Put(std::move(again), size);
   // A smaller part in a pooled buffer: the tail past it is not its own.
-  auto part = big.Get(kHugeBufferBytes);
-  ASSERT_EQ(part.get(), q);
-  EXPECT_FALSE(IsPoisoned(q + kHugeBufferBytes - 1));
-  EXPECT_TRUE(IsPoisoned(q + kHugeBufferBytes));
-  big.Put(std::move(part), kHugeBufferBytes);
-  auto fresh = big.Get(kHugeBufferBytes);
-  auto fresh2 = big.Get(kHugeBufferBytes);  // pool empty: a new mapping, tail poisoned
-  EXPECT_TRUE(IsPoisoned(fresh2.get() + kHugeBufferBytes));
+  const uint64_t quad = 4 * kHugeBufferBytes;
+  BufferPool shared(quad, 1);
+  auto first = shared.Get(quad);
+  std::byte* const r = first.get();
+  shared.Put(std::move(first), quad);
+  const uint64_t part_size = 3 * kHugeBufferBytes;
+  auto part = shared.Get(part_size);
+  ASSERT_EQ(part.get(), r);
+  EXPECT_FALSE(IsPoisoned(r + part_size - 1));
+  EXPECT_TRUE(IsPoisoned(r + part_size));
+  auto fresh = shared.Get(part_size);  // pool empty: a new mapping, tail poisoned
+  EXPECT_FALSE(IsPoisoned(fresh.get() + part_size - 1));
+  EXPECT_TRUE(IsPoisoned(fresh.get() + part_size));
 }
 
 }  // namespace

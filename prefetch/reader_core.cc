@@ -134,12 +134,14 @@ void ReaderCore::PlanStreamRead(uint64_t o, uint64_t e, Plan& plan) {
   read_end_ = std::max(read_end_, e);
   ReleaseBehind();
   EnsureCovered(o, e, plan);
-  // The window doubles (at most once per half window read) only after a read
-  // had to wait for its bytes: a window already ahead of the reader gains
-  // nothing by growing, it only holds more memory. Doubling whenever the
-  // reader kept up grew every stream to max_window: 8 streams held 2 GiB of
-  // buffers, and touching that much fresh memory was a large share of the
-  // daemon's CPU (issue 5).
+  // The window doubles at most once per half window read: freely up to two
+  // parts (the small first requests only serve the first read quickly; parts
+  // of full size keep GETs few and buffers pooled), beyond that only after a
+  // read had to wait for its bytes. A window already ahead of the reader
+  // gains nothing by growing, it only holds more memory: doubling whenever
+  // the reader kept up grew every stream to max_window, 8 streams held 2 GiB
+  // of buffers, and zeroing fresh ones was a quarter of the daemon's CPU
+  // (issue 5).
   for (const auto& p : plan.needed) {
     if (!p->done()) {
       starved_ = true;
@@ -147,7 +149,8 @@ void ReaderCore::PlanStreamRead(uint64_t o, uint64_t e, Plan& plan) {
     }
   }
   const uint64_t cap = WindowCap();
-  if (starved_ && stream_pos_ >= next_grow_ && window_ < cap) {
+  const bool may_grow = starved_ || window_ < 2 * cfg_.part_size;
+  if (may_grow && stream_pos_ >= next_grow_ && window_ < cap) {
     window_ = std::min(window_ * 2, cap);
     next_grow_ = stream_pos_ + window_ / 2;
     starved_ = false;

@@ -6,10 +6,10 @@
 //                that one part until close.
 //  - sequential: a stream of parts [.., frontier_) ahead of the reader. The
 //                window (bytes kept scheduled past the furthest read) starts at
-//                initial_window and doubles at most once per half window read,
-//                and only after a read had to wait for its bytes, up to
-//                max_window / active streams (at least two parts), as far as
-//                the budget allows; parts are
+//                initial_window and doubles at most once per half window read
+//                (past two parts only after a read had to wait for its bytes),
+//                up to max_window / active streams (at least two parts), as far
+//                as the budget allows; parts are
 //                min(part_size, window) long, at most max_parts_in_flight are in
 //                flight. Reads inside [stream_pos - backward_tolerance,
 //                frontier + max_forward_skip] keep the stream (a single read
