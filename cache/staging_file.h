@@ -12,7 +12,11 @@
 // zeros.
 //
 // All system calls go through StagingFileOps so tests can inject ENOSPC/EIO.
-// Thread-compatible: the owner serializes calls (the writer holds its mutex).
+// Thread-compatible: the owner serializes Write and Truncate (the writer
+// holds its mutex). Read and DropCached may run on other threads at the same
+// time (the writer prepares parts on worker threads): they touch no state
+// Write changes, and a Read that overlaps a Write may see either bytes (the
+// writer discards such a read by the part's generation).
 #pragma once
 
 #include <sys/types.h>
@@ -21,6 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <utility>
@@ -91,8 +96,9 @@ class StagingFile {
   const std::shared_ptr<StagingFileOps> ops_;
   const std::shared_ptr<StagingSpace> space_;
   uint64_t size_ = 0;
+  std::mutex drain_mu_;
   // Ranges given to DropCached whose pages may still be under writeback.
-  std::vector<std::pair<uint64_t, uint64_t>> draining_;
+  std::vector<std::pair<uint64_t, uint64_t>> draining_;  // guarded by drain_mu_
 };
 
 // Creates `dir` (and parents) with mode 0700 when missing.

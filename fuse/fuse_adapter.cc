@@ -2,12 +2,14 @@
 #include "fuse/fuse_adapter.h"
 
 #include <fcntl.h>
+#include <spdlog/spdlog.h>
 #include <sys/uio.h>
 
 #include <memory>
 #include <vector>
 
 #include "fuse/filesystem.h"
+#include "fuse/init_flags_io.h"
 
 namespace bucketfs::fs {
 namespace {
@@ -15,7 +17,7 @@ namespace {
 constexpr unsigned kMaxIo = 1u << 20;
 constexpr unsigned kMaxBackground = 64;
 
-Filesystem& Fs(fuse_req_t req) { return *static_cast<Filesystem*>(fuse_req_userdata(req)); }
+Filesystem& Fs(fuse_req_t req) { return *static_cast<SessionData*>(fuse_req_userdata(req))->fs; }
 
 void ReplyError(fuse_req_t req, const Error& e) { fuse_reply_err(req, ErrnoOf(e)); }
 void ReplyStatus(fuse_req_t req, const Status& s) {
@@ -40,14 +42,14 @@ void ReplyEntry(fuse_req_t req, const Entry& e) {
 }
 
 void Init(void* userdata, fuse_conn_info* conn) {
+  const auto& session = *static_cast<SessionData*>(userdata);
   auto want = [conn](unsigned cap) {
     if (conn->capable & cap) conn->want |= cap;
   };
   want(FUSE_CAP_ASYNC_READ);
   // READDIRPLUS on every batch (not the kernel's AUTO, which guesses per
   // directory): the daemon decides which entries carry attributes (auto).
-  const bool plus =
-      static_cast<Filesystem*>(userdata)->config().readdirplus != FsConfig::ReaddirPlus::kOff;
+  const bool plus = session.fs->config().readdirplus != FsConfig::ReaddirPlus::kOff;
   if (plus) want(FUSE_CAP_READDIRPLUS);
   conn->want &= ~(FUSE_CAP_READDIRPLUS_AUTO | (plus ? 0 : FUSE_CAP_READDIRPLUS));
   want(FUSE_CAP_ATOMIC_O_TRUNC);
@@ -61,6 +63,17 @@ void Init(void* userdata, fuse_conn_info* conn) {
   conn->max_background = kMaxBackground;
   conn->congestion_threshold = kMaxBackground * 3 / 4;
   conn->max_read = kMaxIo;  // must match the max_read mount option RunFuseSession passes
+  // The kernel's INIT request was read before this runs; InitFlagsIo (set on
+  // read-only mounts, see fuse_session.cc) adds the flag to the reply libfuse
+  // is about to send.
+  const char* shared_mmap = "refused (read-write mount)";
+  if (session.init_io != nullptr) {
+    shared_mmap = (session.init_io->offered() & kFuseDirectIoAllowMmap)
+                      ? "allowed (FUSE_DIRECT_IO_ALLOW_MMAP)"
+                      : "refused (the kernel does not offer FUSE_DIRECT_IO_ALLOW_MMAP)";
+  }
+  spdlog::debug("kernel FUSE {}.{}: capable {:#x}, want {:#x}; shared mmap of direct-I/O files {}",
+                conn->proto_major, conn->proto_minor, conn->capable, conn->want, shared_mmap);
 }
 
 void Lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
@@ -110,17 +123,22 @@ void SetAttr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set,
 // (FOPEN_DIRECT_IO), so READs come at the application's size, one at a time
 // per descriptor, and the kernel copies straight from the part buffer into
 // the caller's; writes likewise go to the writer without page-cache pages.
-// MAP_SHARED mmap of such a file fails with ENODEV: allowing it needs
-// FUSE_DIRECT_IO_ALLOW_MMAP, which libfuse 3.14 cannot negotiate (its
-// capabilities end at FUSE_CAP_EXPIRE_ONLY). MAP_PRIVATE still reads through
-// the page cache. See docs/MOUNTING.md.
+// MAP_SHARED mmap of such a file needs FUSE_DIRECT_IO_ALLOW_MMAP, which
+// libfuse 3.14 cannot negotiate (its capabilities end at
+// FUSE_CAP_EXPIRE_ONLY); InitFlagsIo adds it to the INIT reply on read-only
+// mounts (fuse_session.cc), where shared mappings then fault pages in with
+// READs of the read handle. On read-write mounts such an mmap fails with
+// ENODEV: the flag would also let write handles be mapped (below).
+// MAP_PRIVATE reads through the page cache everywhere. See docs/MOUNTING.md.
 //
 // Handles that write are always direct I/O: each write() reaches the staged
 // writer straight from the application's pages instead of through fresh
 // page-cache pages (less CPU), and a shared mapping of a file being written
-// is refused at mmap() with ENODEV. Through the page cache such a mapping
-// would fault its pages in with a READ the write handle cannot serve, and the
-// application would die of SIGBUS instead of getting an error.
+// is refused at mmap() with ENODEV. Through the page cache (or with
+// FUSE_DIRECT_IO_ALLOW_MMAP, which the kernel applies to every direct-I/O
+// handle) such a mapping would fault its pages in with a READ the write handle
+// cannot serve, and the application would die of SIGBUS instead of getting an
+// error (measured: Linux 6.18, O_RDWR handle, MAP_SHARED, first access).
 void SetCaching(fuse_req_t req, fuse_file_info* fi, bool keep_cache) {
   const bool writes = (fi->flags & O_ACCMODE) != O_RDONLY;
   fi->direct_io = (writes || Fs(req).config().direct_io) ? 1 : 0;

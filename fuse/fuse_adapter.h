@@ -1,6 +1,6 @@
 // The libfuse3 low-level operations table over a Filesystem. Each callback
 // calls one core method and replies with its result, or with the errno its
-// Error carries. The session's userdata must be the Filesystem*.
+// Error carries. The session's userdata must be a SessionData*.
 #pragma once
 
 #define FUSE_USE_VERSION 312
@@ -10,13 +10,22 @@
 
 namespace bucketfs::fs {
 
+class Filesystem;
+class InitFlagsIo;
+
+// The session's userdata.
+struct SessionData {
+  Filesystem* fs = nullptr;
+  InitFlagsIo* init_io = nullptr;  // the /dev/fuse I/O, when installed (init_flags_io.h)
+};
+
 // The kernel readahead the adapter asks for at INIT (see mount_readahead.h;
 // the session sets the mount's BDI to the same value before INIT). Sequential
 // readers then get several 1 MiB READs in flight instead of one 128 KiB read
 // at a time; NFS uses 15 MiB for the same reason.
 inline constexpr uint32_t kMaxReadahead = 16u << 20;
 
-// The operations table (a constant; the Filesystem comes as userdata).
+// The operations table (a constant; the Filesystem comes in the userdata).
 const fuse_lowlevel_ops& FuseOperations();
 
 }  // namespace bucketfs::fs

@@ -2,6 +2,7 @@
 // uploads, unmount (see fuse_session.h).
 #include "fuse/fuse_session.h"
 
+#include <fcntl.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
@@ -12,6 +13,7 @@
 
 #include "fuse/filesystem.h"
 #include "fuse/fuse_adapter.h"
+#include "fuse/init_flags_io.h"
 #include "fuse/mount_readahead.h"
 #include "fuse/prefetch_reader.h"
 #include "fuse/staged_writer.h"
@@ -49,6 +51,30 @@ std::vector<std::string> SessionArgs(const FsConfig& config, const FuseMountOpti
     args.push_back(o);
   }
   return args;
+}
+
+InitFlagsIo& Io(void* userdata) { return *static_cast<SessionData*>(userdata)->init_io; }
+
+// The session's /dev/fuse I/O through InitFlagsIo. The splice callbacks do
+// what libfuse does without custom I/O (its splice capabilities depend on
+// their presence).
+fuse_custom_io InitFlagsCustomIo() {
+  fuse_custom_io io{};
+  io.read = [](int fd, void* buf, size_t len, void* userdata) {
+    return Io(userdata).Read(fd, buf, len);
+  };
+  io.writev = [](int fd, iovec* iov, int count, void* userdata) {
+    return Io(userdata).Writev(fd, iov, count);
+  };
+  io.splice_receive = [](int fdin, off_t* offin, int fdout, off_t* offout, size_t len,
+                         unsigned int flags, void* /*userdata*/) {
+    return splice(fdin, offin, fdout, offout, len, flags);
+  };
+  io.splice_send = [](int fdin, off_t* offin, int fdout, off_t* offout, size_t len,
+                      unsigned int flags, void* /*userdata*/) {
+    return splice(fdin, offin, fdout, offout, len, flags);
+  };
+  return io;
 }
 
 Status CheckMountpoint(const std::string& path) {
@@ -117,8 +143,15 @@ int RunFuseSession(std::shared_ptr<s3::ObjectClient> client, const FsConfig& con
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   fuse_args fargs = FUSE_ARGS_INIT(static_cast<int>(argv.size()), argv.data());
+  // Shared mmap of direct-I/O files (libfuse 3.14 cannot negotiate it), on
+  // read-only mounts only: the kernel then allows it on every direct-I/O
+  // handle, write handles included, and a shared mapping of a write handle
+  // would fault its pages in with READs that handle cannot serve (SIGBUS).
+  // Without the flag such a mapping fails at mmap() with ENODEV.
+  InitFlagsIo init_io(kFuseDirectIoAllowMmap);
+  SessionData session{&fs, config.read_only ? &init_io : nullptr};
   const fuse_lowlevel_ops& ops = FuseOperations();
-  fuse_session* se = fuse_session_new(&fargs, &ops, sizeof(ops), &fs);
+  fuse_session* se = fuse_session_new(&fargs, &ops, sizeof(ops), &session);
   fuse_opt_free_args(&fargs);
   if (se == nullptr) {
     Status s = MakeError(EINVAL, "FuseOptions", "libfuse refused the mount options (see above)");
@@ -140,6 +173,15 @@ int RunFuseSession(std::shared_ptr<s3::ObjectClient> client, const FsConfig& con
     fuse_session_destroy(se);
     report(s);
     return 1;
+  }
+  // The same descriptor, read and written through InitFlagsIo from now on.
+  const fuse_custom_io custom_io = InitFlagsCustomIo();
+  if (session.init_io != nullptr) {
+    if (int err = fuse_session_custom_io(se, &custom_io, fuse_session_fd(se)); err != 0) {
+      session.init_io = nullptr;
+      spdlog::warn("shared mmap of direct-I/O files stays refused: custom /dev/fuse I/O: {}",
+                   strerror(-err));
+    }
   }
   // Before the loop answers INIT (see mount_readahead.h).
   if (Status s = SetMountReadahead(canonical, kMaxReadahead); !s.ok()) {

@@ -11,6 +11,11 @@
 //   each read from the staging file into a buffer charged to an UploadBudget
 //   shared by all writers of the mount; when uploads lag, Write waits for a
 //   slot (backpressure), so memory stays bounded.
+// - The write that makes a part final only takes its slot and its buffer;
+//   reading the part back and summing it (CRC32C/MD5 of 16 MiB) runs on the
+//   mount's TaskRunner, so the application's next write() is not held up at
+//   every part boundary. A failed read-back fails the part like a failed
+//   upload.
 // - A write that touches a part already sent bumps the part's generation; the
 //   upload in flight (if any) finishes, its ETag is discarded, and the part is
 //   sent again with the same part number, so the last ETag is the one used.
@@ -38,6 +43,7 @@
 
 #include "cache/staging_file.h"
 #include "fuse/file_writer.h"
+#include "fuse/task_runner.h"
 #include "fuse/thread_annotations.h"
 #include "s3/object_client.h"
 
@@ -86,6 +92,7 @@ struct StagingOptions {
   uint64_t memory_budget = 256ull << 20;       // part buffers in flight, all writers
   uint64_t disk_limit = 0;                     // staging bytes of all writers; 0 = no limit
   uint64_t settle_bytes = 4ull << 20;          // how far past a part the writer must be
+  int prepare_threads = 2;                     // WorkerPool threads that prepare parts
   std::shared_ptr<cache::StagingFileOps> ops;  // tests inject faults here
 };
 
@@ -96,6 +103,9 @@ struct StagingContext {
   StagingOptions staging;
   std::shared_ptr<UploadBudget> budget;
   std::shared_ptr<cache::StagingSpace> space;
+  // Prepares parts for upload; null: on the thread that starts the part
+  // (tests that want every upload started when Write returns).
+  std::shared_ptr<TaskRunner> runner;
 };
 
 // A writer for s3://bucket/key. `base`: the object it starts from (append or

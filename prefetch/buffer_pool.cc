@@ -57,25 +57,36 @@ Buffer AllocateBuffer(uint64_t size) {
 BufferPool::BufferPool(uint64_t buffer_size, size_t max_buffers)
     : buffer_size_(buffer_size), max_buffers_(max_buffers) {}
 
+bool BufferPool::Pooled(uint64_t size) const {
+  if (size == buffer_size_) return true;
+  // At most half of a shared buffer goes unused (whole small objects, below
+  // 4 MiB, keep buffers of their own size: they are held while a file is open).
+  return buffer_size_ >= kHugeBufferBytes && size >= kHugeBufferBytes && size >= buffer_size_ / 2 &&
+         size < buffer_size_;
+}
+
 Buffer BufferPool::Get(uint64_t size) {
-  if (size == buffer_size_) {
+  if (!Pooled(size)) return AllocateBuffer(size);
+  {
     std::lock_guard lock(mu_);
     if (!free_.empty()) {
       auto b = std::move(free_.back());
       free_.pop_back();
       ++reuses_;
-      UnpoisonMemory(b.get(), size);
+      UnpoisonMemory(b.get(), size);  // the rest stays poisoned: not this part's
       return b;
     }
   }
-  return AllocateBuffer(size);
+  auto b = AllocateBuffer(buffer_size_);
+  PoisonMemory(b.get() + size, buffer_size_ - size);
+  return b;
 }
 
 void BufferPool::Put(Buffer buffer, uint64_t size) {
-  if (!buffer || size != buffer_size_) return;
+  if (!buffer || !Pooled(size)) return;
   std::unique_lock lock(mu_);
   if (free_.size() < max_buffers_) {
-    PoisonMemory(buffer.get(), size);  // a stale pointer's access is reported
+    PoisonMemory(buffer.get(), buffer_size_);  // a stale pointer's access is reported
     free_.push_back(std::move(buffer));
   }
   lock.unlock();

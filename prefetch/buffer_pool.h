@@ -1,4 +1,4 @@
-// BufferPool: keeps freed part buffers (exactly part_size bytes) for reuse,
+// BufferPool: keeps freed part buffers (part_size bytes) for reuse,
 // and allocates the large ones so that faulting them in is cheap.
 //
 // A part buffer is written once by the fetch (curl's receive buffer copied in)
@@ -39,15 +39,21 @@ class BufferPool {
  public:
   BufferPool(uint64_t buffer_size, size_t max_buffers);
 
-  // A buffer of `size` bytes (contents unspecified): pooled if size matches.
+  // A buffer of `size` bytes (contents unspecified). Sizes from half the
+  // buffer size (and at least kHugeBufferBytes) up to it share the pool's
+  // buffers (a stream's 4 MiB part: mapping and faulting in a fresh one for
+  // every file cost more than the unused half of a pooled one); other sizes
+  // are allocated as asked and never pooled.
   Buffer Get(uint64_t size);
-  // Returns a buffer obtained from Get(size); kept if it fits the pool.
+  // Returns a buffer obtained from Get(size); kept if the pool has room.
   void Put(Buffer buffer, uint64_t size);
 
   uint64_t reuses() const;
   size_t pooled() const;
 
  private:
+  bool Pooled(uint64_t size) const;  // Get(size) hands out a buffer_size_ buffer
+
   const uint64_t buffer_size_;
   const size_t max_buffers_;
   mutable std::mutex mu_;

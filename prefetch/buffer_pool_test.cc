@@ -37,6 +37,26 @@ TEST(BufferPoolTest, OtherSizesAreNeverPooled) {
   EXPECT_EQ(pool.pooled(), 1u);
 }
 
+TEST(BufferPoolTest, LargeSmallerPartsShareThePooledBuffers) {
+  const uint64_t size = 4 * kHugeBufferBytes;
+  const uint64_t half = size / 2;
+  BufferPool pool(size, 2);
+  auto a = pool.Get(half);  // a stream's first parts are smaller
+  std::byte* const a_ptr = a.get();
+  a[half - 1] = std::byte{1};
+  pool.Put(std::move(a), half);
+  EXPECT_EQ(pool.pooled(), 1u);
+  auto b = pool.Get(size);  // a full part reuses it, all of it writable
+  EXPECT_EQ(b.get(), a_ptr);
+  b[size - 1] = std::byte{2};
+  pool.Put(std::move(b), size);
+  auto small = pool.Get(half - 4096);  // below half: a buffer of its own
+  EXPECT_NE(small.get(), a_ptr);
+  pool.Put(std::move(small), half - 4096);
+  EXPECT_EQ(pool.pooled(), 1u);
+  EXPECT_EQ(pool.reuses(), 1u);
+}
+
 TEST(BufferPoolTest, PooledBuffersAndMappingSlackArePoisonedUnderAsan) {
   // A part still read after its buffer went back to the pool must be
   // reported; so must an access past a mapped buffer's size (the mapping is
@@ -67,6 +87,21 @@ TEST(BufferPoolTest, PooledBuffersAndMappingSlackArePoisonedUnderAsan) {
   ASSERT_EQ(again.get(), q);
   EXPECT_FALSE(IsPoisoned(q + size - 1));
   EXPECT_TRUE(IsPoisoned(q + size));
+  big.Put(std::move(again), size);
+  // A smaller part in a pooled buffer: the tail past it is not its own.
+  const uint64_t quad = 4 * kHugeBufferBytes;
+  BufferPool shared(quad, 1);
+  auto first = shared.Get(quad);
+  std::byte* const r = first.get();
+  shared.Put(std::move(first), quad);
+  const uint64_t part_size = 3 * kHugeBufferBytes;
+  auto part = shared.Get(part_size);
+  ASSERT_EQ(part.get(), r);
+  EXPECT_FALSE(IsPoisoned(r + part_size - 1));
+  EXPECT_TRUE(IsPoisoned(r + part_size));
+  auto fresh = shared.Get(part_size);  // pool empty: a new mapping, tail poisoned
+  EXPECT_FALSE(IsPoisoned(fresh.get() + part_size - 1));
+  EXPECT_TRUE(IsPoisoned(fresh.get() + part_size));
 }
 
 }  // namespace

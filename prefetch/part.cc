@@ -12,7 +12,8 @@ Part::Part(uint64_t offset, uint64_t size, std::shared_ptr<MemoryBudget> budget,
       size_(size),
       budget_(std::move(budget)),
       pool_(std::move(pool)),
-      data_(pool_ ? pool_->Get(size) : AllocateBuffer(size)) {}
+      data_(pool_ ? pool_->Get(size) : AllocateBuffer(size)),
+      coverage_(size) {}
 
 Part::~Part() {
   if (pool_) pool_->Put(std::move(data_), size_);

@@ -20,6 +20,7 @@
 
 #include "prefetch/buffer_pool.h"
 #include "prefetch/memory_budget.h"
+#include "prefetch/read_coverage.h"
 #include "s3/result.h"
 
 namespace bucketfs::prefetch {
@@ -56,12 +57,17 @@ class Part {
   // Marks the fetch finished and runs the waiters. Called exactly once.
   void Complete(Status s);
 
+  // The pages reads have asked for. Guarded by the lock of the reader that
+  // owns the part (not by mu_): only that reader's planning touches it.
+  ReadCoverage& coverage() { return coverage_; }
+
  private:
   const uint64_t offset_;
   const uint64_t size_;
   const std::shared_ptr<MemoryBudget> budget_;
   const std::shared_ptr<BufferPool> pool_;
   Buffer data_;
+  ReadCoverage coverage_;
 
   mutable std::mutex mu_;
   bool done_ = false;                           // guarded by mu_

@@ -11,8 +11,10 @@ struct PrefetchConfig {
   // --- Sequential streams
   uint64_t part_size = 8ull << 20;       // largest ranged GET of a sequential window
   uint64_t initial_window = 1ull << 20;  // first request of a stream
-  uint64_t max_window = 256ull << 20;    // the window doubles up to this while the reader keeps up
-  int max_parts_in_flight = 16;          // per reader: concurrent ranged GETs of one stream
+  // The window doubles up to this while reads wait for their bytes; N
+  // sequential streams get max_window / N each (at least two parts).
+  uint64_t max_window = 256ull << 20;
+  int max_parts_in_flight = 16;  // per reader: concurrent ranged GETs of one stream
   // A read this far beyond the prefetched frontier still continues the stream
   // (the gap is simply not fetched); further is a seek.
   uint64_t max_forward_skip = 64ull << 20;
@@ -23,7 +25,8 @@ struct PrefetchConfig {
   // calls posix_fadvise(SEQUENTIAL) (fio does by default) doubles its
   // readahead to 32 MiB: with 32 MiB here its late READs were taken for seeks
   // (10 stream starts and 2.2x the bytes fetched for a 1 GiB file). Four
-  // times the mount's readahead covers both.
+  // times the mount's readahead covers both. A part every page of which was
+  // read goes at once (ReadCoverage): only parts read partly are kept.
   uint64_t backward_tolerance = 64ull << 20;
 
   // --- Random access
@@ -40,9 +43,10 @@ struct PrefetchConfig {
   // --- Memory
   uint64_t budget_bytes = 0;  // all prefetched data of the mount; 0 = DefaultBudgetBytes()
   // Freed part buffers kept for reuse (already faulted in), outside the budget.
-  // A stream keeps up to max_parts_in_flight parts ahead plus one behind; a
-  // pool of two streams' worth means a steady reader never faults in (and the
-  // kernel never zeroes) a new buffer.
+  // Streams share max_window and release parts as soon as they were read, so
+  // the buffers in use stay around max_window whatever the number of
+  // streams; a pool of that size means steady readers never fault in (and
+  // the kernel never zeroes) a new buffer.
   uint64_t buffer_pool_bytes = 256ull << 20;
 };
 

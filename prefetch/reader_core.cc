@@ -132,14 +132,51 @@ void ReaderCore::PlanSequential(uint64_t o, uint64_t e, Plan& plan) {
 void ReaderCore::PlanStreamRead(uint64_t o, uint64_t e, Plan& plan) {
   stream_pos_ = std::max(stream_pos_, o);
   read_end_ = std::max(read_end_, e);
-  // The reader kept up with half the window: double it.
-  if (stream_pos_ >= next_grow_ && window_ < cfg_.max_window) {
-    window_ = std::min(window_ * 2, cfg_.max_window);
-    next_grow_ = stream_pos_ + window_ / 2;
-  }
   ReleaseBehind();
   EnsureCovered(o, e, plan);
+  // The window doubles at most once per half window read: freely up to two
+  // parts (the small first requests only serve the first read quickly; parts
+  // of full size keep GETs few and buffers pooled), beyond that only after a
+  // read had to wait for its bytes. A window already ahead of the reader
+  // gains nothing by growing, it only holds more memory: doubling whenever
+  // the reader kept up grew every stream to max_window, 8 streams held 2 GiB
+  // of buffers, and zeroing fresh ones was a quarter of the daemon's CPU
+  // (issue 5).
+  for (const auto& p : plan.needed) {
+    if (!p->done()) {
+      starved_ = true;
+      break;
+    }
+  }
+  const uint64_t cap = WindowCap();
+  const bool may_grow = starved_ || window_ < 2 * cfg_.part_size;
+  if (may_grow && stream_pos_ >= next_grow_ && window_ < cap) {
+    window_ = std::min(window_ * 2, cap);
+    next_grow_ = stream_pos_ + window_ / 2;
+    starved_ = false;
+  }
+  ReleaseConsumed(o, e, plan.needed);
   FillWindow(plan.to_fetch);
+}
+
+void ReaderCore::ReleaseConsumed(uint64_t o, uint64_t e, const std::vector<PartPtr>& needed) {
+  for (const auto& p : needed) {
+    const uint64_t from = std::max(o, p->offset()) - p->offset();
+    const uint64_t to = std::min(e, p->end()) - p->offset();
+    if (!p->coverage().Add(from, to)) continue;
+    // Every page was asked for: no later READ needs this part. The read being
+    // planned pins it until its reply is sent.
+    auto it = seq_parts_.find(p->offset());
+    if (it != seq_parts_.end() && it->second == p) seq_parts_.erase(it);
+  }
+}
+
+uint64_t ReaderCore::WindowCap() const {
+  // The bytes in flight that keep the store busy are shared by the streams:
+  // each gets max_window / streams, at least two parts.
+  const uint64_t streams =
+      static_cast<uint64_t>(std::max(ctx_->active_streams.load(std::memory_order_relaxed), 1));
+  return std::min(cfg_.max_window, std::max(cfg_.max_window / streams, 2 * cfg_.part_size));
 }
 
 void ReaderCore::PlanBlock(uint64_t o, uint64_t e, Plan& plan) {
@@ -181,6 +218,7 @@ void ReaderCore::StartStream(uint64_t from) {
   frontier_ = from;
   window_ = cfg_.initial_window;
   next_grow_ = from + window_ / 2;
+  starved_ = false;
   ++stats_.stream_starts;
 }
 
@@ -264,7 +302,8 @@ void ReaderCore::EnsureCovered(uint64_t o, uint64_t e, Plan& plan) {
 }
 
 void ReaderCore::FillWindow(std::vector<PartPtr>& to_fetch) {
-  const uint64_t target = std::min(object_.size, read_end_ + window_);
+  // WindowCap: streams that started since this window grew share it too.
+  const uint64_t target = std::min(object_.size, read_end_ + std::min(window_, WindowCap()));
   const uint64_t cap = AheadCap();
   int in_flight = in_flight_ + static_cast<int>(to_fetch.size());
   while (frontier_ < target && in_flight < cfg_.max_parts_in_flight) {

@@ -6,14 +6,17 @@
 //                that one part until close.
 //  - sequential: a stream of parts [.., frontier_) ahead of the reader. The
 //                window (bytes kept scheduled past the furthest read) starts at
-//                initial_window and doubles each time the reader consumes half
-//                of it, up to max_window, as far as the budget allows; parts are
+//                initial_window and doubles at most once per half window read
+//                (past two parts only after a read had to wait for its bytes),
+//                up to max_window / active streams (at least two parts), as far
+//                as the budget allows; parts are
 //                min(part_size, window) long, at most max_parts_in_flight are in
 //                flight. Reads inside [stream_pos - backward_tolerance,
 //                frontier + max_forward_skip] keep the stream (a single read
-//                outside is served on the side; two in a row are a seek); parts
-//                ending more than backward_tolerance behind the stream position
-//                are released except the last one (late out-of-order READs
+//                outside is served on the side; two in a row are a seek); a
+//                part is released once every page of it was read (ReadCoverage),
+//                else once it ends more than backward_tolerance behind the
+//                stream position, except the last one (late out-of-order READs
 //                still find theirs). Each stream keeps at most its fair share
 //                of the budget (limit / active streams, minus one part)
 //                scheduled ahead.
@@ -71,6 +74,9 @@ class ReaderCore : public std::enable_shared_from_this<ReaderCore> {
   void StartStream(uint64_t from);
   void LeaveStream();  // sequential -> random or closed
   void ReleaseBehind();
+  // Drops from the stream the parts every page of which has been read.
+  void ReleaseConsumed(uint64_t o, uint64_t e, const std::vector<PartPtr>& needed);
+  uint64_t WindowCap() const;  // largest window for this stream now
   bool SeqCovers(uint64_t o, uint64_t e) const;
   void EnsureCovered(uint64_t o, uint64_t e, Plan& plan);
   void FillWindow(std::vector<PartPtr>& to_fetch);
@@ -99,7 +105,8 @@ class ReaderCore : public std::enable_shared_from_this<ReaderCore> {
   uint64_t read_end_ = 0;                  // furthest read end of the stream
   uint64_t frontier_ = 0;                  // end of the highest part scheduled
   uint64_t window_ = 0;
-  uint64_t next_grow_ = 0;  // stream_pos_ at which the window doubles next
+  uint64_t next_grow_ = 0;  // stream_pos_ at which the window may double next
+  bool starved_ = false;    // a read waited for its bytes since the window last grew
   // Random access; guarded by mu_.
   std::deque<PartPtr> blocks_;  // most recent first
   bool any_read_ = false;

@@ -118,8 +118,9 @@ uint32_t Crc32c(std::span<const std::byte> data, uint32_t crc) {
   return ~TableCrc(p, data.size(), c);
 }
 
-std::string Crc32cBase64(std::span<const std::byte> data) {
-  const uint32_t crc = Crc32c(data);
+std::string Crc32cBase64(std::span<const std::byte> data) { return Crc32cToBase64(Crc32c(data)); }
+
+std::string Crc32cToBase64(uint32_t crc) {
   const unsigned char be[4] = {
       static_cast<unsigned char>(crc >> 24), static_cast<unsigned char>(crc >> 16),
       static_cast<unsigned char>(crc >> 8), static_cast<unsigned char>(crc)};

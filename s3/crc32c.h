@@ -17,5 +17,7 @@ uint32_t Crc32c(std::span<const std::byte> data, uint32_t crc = 0);
 
 // Base64 of the big-endian CRC32C of `data`: the x-amz-checksum-crc32c value.
 std::string Crc32cBase64(std::span<const std::byte> data);
+// The same value for a sum already computed (Crc32c over the whole body).
+std::string Crc32cToBase64(uint32_t crc);
 
 }  // namespace bucketfs::s3

@@ -102,6 +102,10 @@ struct UploadPartParams {
   std::string bucket, key, upload_id;
   int part_number = 0;  // 1..10000
   BodyChecksum checksum = BodyChecksum::kMd5;
+  // kCrc32c: the body's sum (base64, as Crc32cBase64) when the caller has it
+  // already (summed while the body was filled, as the staged writer does);
+  // empty: summed here. Sent as is: a wrong one makes the server refuse.
+  std::string crc32c;
 };
 struct UploadPartResult {
   std::string etag;

@@ -150,7 +150,11 @@ Result<S3Request> PlanUploadPart(const UploadPartParams& p, std::span<const std:
   req.key = p.key;
   req.query = {{"partNumber", std::to_string(p.part_number)}, {"uploadId", p.upload_id}};
   req.body = body;
-  AddChecksumHeader(req, p.checksum, body);
+  if (p.checksum == BodyChecksum::kCrc32c && !p.crc32c.empty()) {
+    req.headers.emplace_back(std::string(kCrc32cHeader), p.crc32c);
+  } else {
+    AddChecksumHeader(req, p.checksum, body);
+  }
   return req;
 }
 

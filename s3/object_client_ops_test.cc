@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "s3/crc32c.h"
 #include "s3/object_client_test_fixture.h"
 
 namespace bucketfs::s3 {
@@ -67,6 +68,24 @@ TEST_F(ObjectClientTest, Crc32cUploadNamesTheAlgorithmSendsEachPartsSumAndRepeat
             "xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Part><PartNumber>1</PartNumber>"
             "<ETag>\"p1\"</ETag><ChecksumCRC32C>4waSgw==</ChecksumCRC32C></Part>"
             "</CompleteMultipartUpload>");
+}
+
+TEST_F(ObjectClientTest, UploadPartSendsTheSumTheCallerComputed) {
+  fake_.AddResponse("PUT", "/bkt/k?partNumber=2&uploadId=U",
+                    FakeResponse{200, {{"ETag", "\"p2\""}}});
+  UploadPartParams up{"bkt", "k", "U", 2, BodyChecksum::kCrc32c};
+  up.crc32c = Crc32cToBase64(Crc32c(Bytes("56789"), Crc32c(Bytes("1234"))));  // in two pieces
+  auto part = client_->UploadPart(up, Bytes("123456789"));
+  ASSERT_TRUE(part.ok()) << part.error().ToString();
+  EXPECT_EQ(OnlyRequest().Header("x-amz-checksum-crc32c"), "4waSgw==");  // as summed whole
+  EXPECT_EQ(part->checksum_crc32c, "4waSgw==");
+
+  fake_.Clear();
+  fake_.AddResponse("PUT", "/bkt/k?partNumber=2&uploadId=U",
+                    FakeResponse{200, {{"ETag", "\"p2\""}}});
+  up.crc32c = "AAAAAA==";  // sent as given, not summed again
+  ASSERT_TRUE(client_->UploadPart(up, Bytes("123456789")).ok());
+  EXPECT_EQ(OnlyRequest().Header("x-amz-checksum-crc32c"), "AAAAAA==");
 }
 
 constexpr const char* kCompleteOk =

@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """One-command benchmark: fio jobs on bucketfs, s3fs and rclone mount against
-one S3 server, next to the direct client (`bucketfs s3 bench`).
+one S3 server, next to the direct client (`bucketfs s3 bench`) and nullfs
+(tests/nullfs: bucketfs's FUSE settings with no data source, the FUSE ceiling
+of the machine).
 
   fio-jobs/harness/bench.py --server s3sim|s3sim-shaped|s3rver \
       [--jobs seq1,seq8,rand4k,rand1m,small,write1,write4] [--size 1g] \
-      [--targets bucketfs,direct,s3fs,rclone] [--bucketfs-opt=--direct-io ...] [--out DIR]
+      [--targets bucketfs,direct,s3fs,rclone,nullfs] [--bucketfs-opt=--direct-io ...]
+      [--nullfs-opt=--keep-cache ...] [--out DIR]
 
 Per job and target: mount (daemon kept in the foreground so its pid is ours),
 drop the page cache, run fio (cold), for reads run it again (warm), read the
@@ -175,9 +178,10 @@ def run(cmd, env=None, timeout=None, check=True):
 
 
 class Mount:
-    """A FUSE daemon in the foreground: bucketfs, s3fs or rclone."""
+    """A FUSE daemon in the foreground: bucketfs, s3fs, rclone or nullfs."""
 
-    def __init__(self, target, server, bins, workdir, write, bucketfs_opts=()):
+    def __init__(self, target, server, bins, workdir, write, bucketfs_opts=(), nullfs_opts=(),
+                 size=1 << 30):
         self.target = target
         self.mnt = tempfile.mkdtemp(prefix=f"mnt-{target}-", dir=workdir)
         self.log_path = os.path.join(workdir, f"{target}-daemon.log")
@@ -205,6 +209,9 @@ class Mount:
             # off: reads and writes stream; "writes" would upload after close,
             # so the figure would measure the local disk.
             cmd = ["rclone", "mount", f"s3:{BUCKET}", self.mnt, "--vfs-cache-mode", "off"]
+        elif target == "nullfs":
+            # The jobs' layout (seq/file-0..7, write/) with no server behind it.
+            cmd = [bins["nullfs"], self.mnt, "--files", "8", "--size", str(size), *nullfs_opts]
         else:
             raise ValueError(target)
         log("$ " + " ".join(cmd))
@@ -296,7 +303,8 @@ def fio_timeout(args, job):
 
 def measure_mount(args, server, bins, workdir, job, target, run_id):
     jobfile, kind = JOBS[job]
-    m = Mount(target, server, bins, workdir, kind == "write", args.bucketfs_opt)
+    m = Mount(target, server, bins, workdir, kind == "write", args.bucketfs_opt,
+              nullfs_opts(args), args.size_bytes)
     rows = []
     try:
         env = dict(os.environ, DIR=m.mnt, SIZE=str(args.size_bytes), RUNTIME=str(args.runtime),
@@ -325,7 +333,7 @@ def measure_mount(args, server, bins, workdir, job, target, run_id):
                          "cpu_s": cpu, "cpu_s_per_gib": cpu / (nbytes / GIB) if nbytes else None,
                          "lat_p99_ms": side.get("clat_ns", {}).get("percentile", {})
                          .get("99.000000", 0) / 1e6})
-        if args.verify and job == "seq1":
+        if args.verify and job == "seq1" and target != "nullfs":  # nullfs: its own test
             rows[0]["verified"] = verify(m.mnt, args)
         m.check_alive()
         hwm = vm_hwm(m.pid)
@@ -334,6 +342,11 @@ def measure_mount(args, server, bins, workdir, job, target, run_id):
     finally:
         m.close()
     return rows
+
+
+def nullfs_opts(args):
+    """nullfs follows bucketfs's --direct-io (same FUSE open flags), plus --nullfs-opt."""
+    return (["--direct-io"] if "--direct-io" in args.bucketfs_opt else []) + args.nullfs_opt
 
 
 def verify(mnt, args):
@@ -446,11 +459,12 @@ def prepare(args, bins, server, workdir, jobs):
 
 
 def table(rows):
-    """bucketfs rows also carry their ratio to s3fs and rclone (same job and mode)."""
+    """bucketfs rows also carry their ratio to s3fs, rclone and nullfs (same job and mode)."""
     direct = {r["job"]: r for r in rows if r["target"] == "direct"}
-    peers = {(r["job"], r["target"], r["mode"]): r for r in rows if r["target"] in ("s3fs", "rclone")}
+    peers = {(r["job"], r["target"], r["mode"]): r for r in rows
+             if r["target"] in ("s3fs", "rclone", "nullfs")}
     hdr = f"{'job':<7} {'target':<9} {'mode':<5} {'MB/s':>9} {'IOPS':>9} {'x direct':>8} " \
-          f"{'x s3fs':>7} {'x rclone':>8} {'CPU s/GiB':>9} {'peak RSS MiB':>12}"
+          f"{'x s3fs':>7} {'x rclone':>8} {'x nullfs':>8} {'CPU s/GiB':>9} {'peak RSS MiB':>12}"
     lines = [hdr, "-" * len(hdr)]
 
     def fmt(v, width):
@@ -462,7 +476,7 @@ def table(rows):
         r["ratio_to_direct"] = ratio
         vs = {}
         if r["target"] == "bucketfs":
-            for peer in ("s3fs", "rclone"):
+            for peer in ("s3fs", "rclone", "nullfs"):
                 p = peers.get((r["job"], peer, r["mode"]))
                 vs[peer] = r["mb_s"] / p["mb_s"] if p and p["mb_s"] else None
                 r[f"ratio_to_{peer}"] = vs[peer]
@@ -470,7 +484,8 @@ def table(rows):
         cpu = f"{r['cpu_s_per_gib']:.2f}" if r.get("cpu_s_per_gib") is not None else "-"
         mark = "" if r.get("verified", True) else "  DATA MISMATCH"
         lines.append(f"{r['job']:<7} {r['target']:<9} {r['mode']:<5} {r['mb_s']:>9.1f} {iops:>9} "
-                     f"{fmt(ratio, 8)} {fmt(vs.get('s3fs'), 7)} {fmt(vs.get('rclone'), 8)} {cpu:>9} "
+                     f"{fmt(ratio, 8)} {fmt(vs.get('s3fs'), 7)} {fmt(vs.get('rclone'), 8)} "
+                     f"{fmt(vs.get('nullfs'), 8)} {cpu:>9} "
                      f"{r.get('peak_rss_mib', 0):>12.0f}{mark}")
     return "\n".join(lines)
 
@@ -544,7 +559,11 @@ def main():
     ap.add_argument("--bucketfs-opt", action="append", default=[], metavar="OPT",
                     help="extra option of the bucketfs mount, repeatable; write it with '=' "
                     "(--bucketfs-opt=--direct-io, --bucketfs-opt=--max-memory=1G)")
+    ap.add_argument("--nullfs-opt", action="append", default=[], metavar="OPT",
+                    help="extra option of the nullfs mount, repeatable (--nullfs-opt=--keep-cache); "
+                    "--bucketfs-opt=--direct-io applies to nullfs too")
     ap.add_argument("--s3sim-bin")
+    ap.add_argument("--nullfs-bin")
     ap.add_argument("--out", help="results directory (default /tmp/bucketfs-bench-<server>-<time>)")
     args = ap.parse_args()
     args.size_bytes = parse_size(args.size)
@@ -554,7 +573,7 @@ def main():
         if j not in JOBS:
             sys.exit(f"bench: unknown job {j} (known: {','.join(JOBS)})")
     for t in targets:
-        if t not in ("bucketfs", "direct", "s3fs", "rclone"):
+        if t not in ("bucketfs", "direct", "s3fs", "rclone", "nullfs"):
             sys.exit(f"bench: unknown target {t}")
     if os.geteuid() != 0:
         log("not root: the page cache cannot be dropped (cold runs may be warm)")
@@ -564,6 +583,9 @@ def main():
         "s3sim": find_bin(args.s3sim_bin, [os.path.join(ROOT, d, "tests/s3sim/s3sim") for d in
                                            ("build-harness", "build/release", "build")])
         if args.server != "s3rver" else "",
+        "nullfs": find_bin(args.nullfs_bin, [os.path.join(ROOT, d, "tests/nullfs/nullfs") for d in
+                                             ("build-harness", "build/release", "build")])
+        if "nullfs" in targets else "",
     }
     run_id = time.strftime("%H%M%S")
     out = args.out or f"/tmp/bucketfs-bench-{args.server}-{time.strftime('%Y%m%d-%H%M%S')}"
@@ -617,13 +639,16 @@ def main():
     title = f"bucketfs bench: {args.server}, size {args.size}"
     if args.bucketfs_opt:
         title += f", bucketfs {' '.join(args.bucketfs_opt)}"
+    if "nullfs" in targets and nullfs_opts(args):
+        title += f", nullfs {' '.join(nullfs_opts(args))}"
     title += f" (load average at the end {load[0]:.2f} {load[1]:.2f} {load[2]:.2f})"
     print(f"\n{title}\n{text}")
     for f in failures:
         print(f"FAILED {f['job']} on {f['target']}: {f['error']}")
     meta = {"server": args.server, "size_bytes": args.size_bytes, "jobs": jobs, "targets": targets,
             "runtime_s": args.runtime, "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "command": " ".join(sys.argv), "load_avg": load, "bucketfs_opts": args.bucketfs_opt}
+            "command": " ".join(sys.argv), "load_avg": load, "bucketfs_opts": args.bucketfs_opt,
+            "nullfs_opts": nullfs_opts(args) if "nullfs" in targets else None}
     with open(os.path.join(out, "results.json"), "w") as f:
         json.dump({"meta": meta, "results": rows, "failures": failures}, f, indent=1)
     with open(os.path.join(out, "table.txt"), "w") as f:

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "s3/crc32c.h"
+
 namespace bucketfs::fs::testing {
 namespace {
 
@@ -145,8 +147,16 @@ Result<s3::UploadPartResult> FakeObjectClient::UploadPart(const s3::UploadPartPa
   if (auto e = Enter("UploadPart")) return *e;
   auto it = uploads_.find(p.upload_id);
   if (it == uploads_.end()) return MakeError(ENOENT, "NoSuchUpload", p.upload_id);
+  // Like S3: a sum the caller computed must match the body it sent.
+  std::string crc;
+  if (p.checksum == s3::BodyChecksum::kCrc32c) {
+    crc = s3::Crc32cBase64(body);
+    if (!p.crc32c.empty() && p.crc32c != crc) {
+      return MakeError(EIO, "BadDigest", "x-amz-checksum-crc32c does not match the body");
+    }
+  }
   it->second.parts[p.part_number] = ToString(body);
-  return s3::UploadPartResult{"\"part-" + std::to_string(p.part_number) + "\""};
+  return s3::UploadPartResult{"\"part-" + std::to_string(p.part_number) + "\"", crc};
 }
 
 void FakeObjectClient::UploadPartAsync(const s3::UploadPartParams& p,

@@ -1,0 +1,66 @@
+// InitFlagsIo: the session's /dev/fuse I/O (libfuse's fuse_custom_io), which
+// passes every request and reply through unchanged except one: the reply to
+// the kernel's INIT gets the INIT flags libfuse 3.14 cannot negotiate, when
+// the kernel offered them.
+//
+// Why: libfuse 3.14 builds the INIT reply from its own capability list, which
+// ends at protocol 7.38. FUSE_DIRECT_IO_ALLOW_MMAP (7.39, a flags2 bit) is
+// what lets MAP_SHARED mmap work on FOPEN_DIRECT_IO files (--direct-io);
+// without it mmap() fails with ENODEV. The flag changes nothing else in the
+// kernel: it is only read in fuse_file_mmap().
+//
+// How: Read sees each request libfuse reads; while INIT is outstanding it
+// records the INIT request's unique id and the kernel's flags (flags, plus
+// flags2 << 32 when FUSE_INIT_EXT is set). Writev, for the reply with that
+// unique id and no error, ORs `wanted & offered` into fuse_init_out.flags and
+// .flags2 (with FUSE_INIT_EXT when a flags2 bit is added). Every other
+// request and reply is read and written as libfuse would (read(2), writev(2),
+// splice(2)), so libfuse's splice capabilities stay what they are without
+// custom I/O.
+//
+// Thread-safe: libfuse calls Read and Writev from every worker thread.
+#pragma once
+
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace bucketfs::fs {
+
+// linux/fuse.h 7.39; the machine's header may predate it.
+inline constexpr uint64_t kFuseDirectIoAllowMmap = 1ull << 36;
+
+class InitFlagsIo {
+ public:
+  // `wanted`: 64-bit INIT flags (linux/fuse.h numbering) to add to the reply
+  // when the kernel's INIT request offers them.
+  explicit InitFlagsIo(uint64_t wanted) : wanted_(wanted) {}
+
+  // The fuse_custom_io callbacks' bodies.
+  ssize_t Read(int fd, void* buf, size_t len);
+  ssize_t Writev(int fd, iovec* iov, int count);
+
+  // The kernel's INIT flags (0 before INIT), and what the reply got added.
+  uint64_t offered() const { return offered_.load(std::memory_order_acquire); }
+  uint64_t added() const { return added_.load(std::memory_order_acquire); }
+
+  // The two steps, without a device (unit tests): a request as read from
+  // /dev/fuse, and a reply about to be written (header in iov[0], as libfuse
+  // sends every reply). PatchReply may change the bytes iov points to.
+  void SeeRequest(std::span<const std::byte> request);
+  void PatchReply(iovec* iov, int count);
+
+ private:
+  const uint64_t wanted_;
+  std::atomic<bool> init_pending_{false};
+  std::atomic<bool> init_done_{false};  // no request needs a look any more
+  std::atomic<uint64_t> init_unique_{0};
+  std::atomic<uint64_t> offered_{0};
+  std::atomic<uint64_t> added_{0};
+};
+
+}  // namespace bucketfs::fs

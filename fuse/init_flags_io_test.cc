@@ -1,0 +1,135 @@
+#include "fuse/init_flags_io.h"
+
+#include <gtest/gtest.h>
+#include <linux/fuse.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <vector>
+
+namespace bucketfs::fs {
+namespace {
+
+constexpr uint64_t kUnique = 2;
+
+// An INIT request as the kernel sends it.
+std::vector<std::byte> InitRequest(uint32_t flags, uint32_t flags2, uint64_t unique = kUnique) {
+  fuse_in_header h{};
+  fuse_init_in in{};
+  h.len = sizeof(h) + sizeof(in);
+  h.opcode = FUSE_INIT;
+  h.unique = unique;
+  in.major = 7;
+  in.minor = 45;
+  in.flags = flags;
+  in.flags2 = flags2;
+  std::vector<std::byte> b(sizeof(h) + sizeof(in));
+  std::memcpy(b.data(), &h, sizeof(h));
+  std::memcpy(b.data() + sizeof(h), &in, sizeof(in));
+  return b;
+}
+
+// libfuse's reply: header and body in two iovecs.
+struct Reply {
+  fuse_out_header h{};
+  fuse_init_out out{};
+  iovec iov[2];
+  explicit Reply(uint32_t flags, uint64_t unique = kUnique, int error = 0) {
+    h.len = sizeof(h) + sizeof(out);
+    h.unique = unique;
+    h.error = error;
+    out.major = 7;
+    out.minor = 38;
+    out.flags = flags;
+    iov[0] = {&h, sizeof(h)};
+    iov[1] = {&out, sizeof(out)};
+  }
+};
+
+constexpr uint32_t kAllowMmapBit2 = static_cast<uint32_t>(kFuseDirectIoAllowMmap >> 32);
+
+TEST(InitFlagsIo, AddsTheFlagTheKernelOffers) {
+  InitFlagsIo io(kFuseDirectIoAllowMmap);
+  io.SeeRequest(InitRequest(FUSE_INIT_EXT | FUSE_ASYNC_READ, kAllowMmapBit2 | 1));
+  EXPECT_EQ(io.offered() & kFuseDirectIoAllowMmap, kFuseDirectIoAllowMmap);
+  Reply r(FUSE_INIT_EXT | FUSE_ASYNC_READ);
+  io.PatchReply(r.iov, 2);
+  EXPECT_EQ(r.out.flags2, kAllowMmapBit2);  // only the wanted bit, not bit 32
+  EXPECT_EQ(r.out.flags, FUSE_INIT_EXT | FUSE_ASYNC_READ);
+  EXPECT_EQ(r.out.minor, 38u);
+  EXPECT_EQ(io.added(), kFuseDirectIoAllowMmap);
+}
+
+TEST(InitFlagsIo, NothingWhenTheKernelDoesNotOfferIt) {
+  InitFlagsIo io(kFuseDirectIoAllowMmap);
+  io.SeeRequest(InitRequest(FUSE_INIT_EXT | FUSE_ASYNC_READ, 1));
+  Reply r(FUSE_INIT_EXT);
+  io.PatchReply(r.iov, 2);
+  EXPECT_EQ(r.out.flags2, 0u);
+  EXPECT_EQ(io.added(), 0u);
+}
+
+TEST(InitFlagsIo, Flags2IsIgnoredWithoutInitExt) {
+  InitFlagsIo io(kFuseDirectIoAllowMmap);
+  io.SeeRequest(InitRequest(FUSE_ASYNC_READ, kAllowMmapBit2));  // an old kernel's garbage
+  Reply r(FUSE_ASYNC_READ);
+  io.PatchReply(r.iov, 2);
+  EXPECT_EQ(r.out.flags2, 0u);
+  EXPECT_EQ(r.out.flags, FUSE_ASYNC_READ);
+}
+
+TEST(InitFlagsIo, OtherRepliesAndErrorsPassUnchanged) {
+  InitFlagsIo io(kFuseDirectIoAllowMmap);
+  io.SeeRequest(InitRequest(FUSE_INIT_EXT, kAllowMmapBit2));
+  Reply other(FUSE_INIT_EXT, kUnique + 2);
+  io.PatchReply(other.iov, 2);
+  EXPECT_EQ(other.out.flags2, 0u);
+  Reply failed(FUSE_INIT_EXT, kUnique, -EPROTO);
+  io.PatchReply(failed.iov, 2);
+  EXPECT_EQ(failed.out.flags2, 0u);
+  EXPECT_EQ(io.added(), 0u);
+}
+
+TEST(InitFlagsIo, OtherRequestsAreNotInit) {
+  InitFlagsIo io(kFuseDirectIoAllowMmap);
+  auto req = InitRequest(FUSE_INIT_EXT, kAllowMmapBit2);
+  fuse_in_header h{};
+  std::memcpy(&h, req.data(), sizeof(h));
+  h.opcode = FUSE_LOOKUP;
+  std::memcpy(req.data(), &h, sizeof(h));
+  io.SeeRequest(req);
+  io.SeeRequest(std::span(req.data(), 10));  // short read: ignored
+  EXPECT_EQ(io.offered(), 0u);
+  Reply r(FUSE_INIT_EXT);
+  io.PatchReply(r.iov, 2);
+  EXPECT_EQ(r.out.flags2, 0u);
+}
+
+// Read and Writev move the bytes as read(2) and writev(2) do.
+TEST(InitFlagsIo, ReadAndWritevThroughADescriptor) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  InitFlagsIo io(kFuseDirectIoAllowMmap);
+  const auto req = InitRequest(FUSE_INIT_EXT, kAllowMmapBit2);
+  ASSERT_EQ(write(fds[1], req.data(), req.size()), static_cast<ssize_t>(req.size()));
+  std::vector<std::byte> got(4096);
+  ASSERT_EQ(io.Read(fds[0], got.data(), got.size()), static_cast<ssize_t>(req.size()));
+  EXPECT_EQ(std::memcmp(got.data(), req.data(), req.size()), 0);
+  Reply r(FUSE_INIT_EXT);
+  ASSERT_EQ(io.Writev(fds[1], r.iov, 2), static_cast<ssize_t>(sizeof(r.h) + sizeof(r.out)));
+  fuse_init_out sent{};
+  ASSERT_EQ(read(fds[0], got.data(), got.size()),
+            static_cast<ssize_t>(sizeof(r.h) + sizeof(r.out)));
+  std::memcpy(&sent, got.data() + sizeof(fuse_out_header), sizeof(sent));
+  EXPECT_EQ(sent.flags2, kAllowMmapBit2);
+  // After INIT, requests are no longer looked at.
+  const auto again = InitRequest(FUSE_INIT_EXT, 0, 9);
+  ASSERT_EQ(write(fds[1], again.data(), again.size()), static_cast<ssize_t>(again.size()));
+  ASSERT_GT(io.Read(fds[0], got.data(), got.size()), 0);
+  EXPECT_EQ(io.offered() & kFuseDirectIoAllowMmap, kFuseDirectIoAllowMmap);
+  close(fds[0]);
+  close(fds[1]);
+}
+
+}  // namespace
+}  // namespace bucketfs::fs

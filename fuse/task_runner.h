@@ -1,0 +1,52 @@
+// TaskRunner: where the staged writer prepares a part for upload (reads it
+// back from the staging file, sums it, hands it to the client), so that the
+// FUSE thread carrying the write() that made the part final does not do that
+// work itself and the application's next write() is not held up by it.
+//
+// WorkerPool is the mount's runner: a fixed set of threads taking tasks from
+// one queue in order. Tests inject runners that hold or inline tasks (the
+// scheduler is injected so asynchronous cases are deterministic).
+// Thread-safe.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "fuse/thread_annotations.h"
+
+namespace bucketfs::fs {
+
+class TaskRunner {
+ public:
+  virtual ~TaskRunner() = default;
+  // Runs `task` once, later or now, on some thread.
+  // REQUIRES: `task` does not wait for another task of this runner.
+  virtual void Post(std::function<void()> task) = 0;
+};
+
+class WorkerPool : public TaskRunner {
+ public:
+  explicit WorkerPool(int threads);
+  // Runs what is still queued, then joins the threads.
+  // REQUIRES: not called on one of the pool's threads.
+  ~WorkerPool() override;
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+
+  void Post(std::function<void()> task) override;
+
+ private:
+  void Loop();
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> queue_ GUARDED_BY(mu_);
+  bool stopping_ GUARDED_BY(mu_) = false;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace bucketfs::fs
