@@ -67,24 +67,26 @@ abort_mounts() {
     kill -9 "$pid" 2>/dev/null || true
   done
   awk -v t="$TMP/" 'index($5, t) == 1 { print $5 }' /proc/self/mountinfo |
-    while read -r mnt; do timeout 10 fusermount3 -uz "$mnt" 2>/dev/null || true; done
+    while read -r mnt; do command timeout 10 fusermount3 -uz "$mnt" 2>/dev/null || true; done
 }
 
 cleanup() {
   local status=$? m
   [[ -z "${WATCHDOG:-}" ]] || kill "$WATCHDOG" 2>/dev/null || true
   for m in "${MOUNTS[@]+"${MOUNTS[@]}"}"; do
-    if is_mounted "$m"; then timeout 20 fusermount3 -u "$m" 2>/dev/null || true; fi
+    if is_mounted "$m"; then command timeout 20 fusermount3 -u "$m" 2>/dev/null || true; fi
   done
   # Unmounted daemons end by themselves (and LeakSanitizer checks them at
-  # exit); only those still running after 20 s are killed.
-  local deadline=$((SECONDS + 20 * SCALE))
+  # exit); only those still running after 20 s are killed. Cleanup's own
+  # timeouts are not scaled: it must end within the 30 s between the
+  # watchdog (E2E_BUDGET) and ctest's TIMEOUT.
+  local deadline=$((SECONDS + 20))
   while [[ -n "$(daemon_pids)" && $SECONDS -lt $deadline ]]; do sleep 0.2; done
   abort_mounts
   local p
   for p in "${PIDS[@]+"${PIDS[@]}"}"; do kill "$p" 2>/dev/null || true; done
   for p in "${PIDS[@]+"${PIDS[@]}"}"; do
-    timeout 10 tail --pid="$p" -f /dev/null 2>/dev/null || kill -9 "$p" 2>/dev/null || true
+    command timeout 10 tail --pid="$p" -f /dev/null 2>/dev/null || kill -9 "$p" 2>/dev/null || true
   done
   if ! sanitizer_check "$TMP/sanitizer"; then
     echo "FAIL: sanitizer report(s) above"
