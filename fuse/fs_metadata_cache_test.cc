@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <thread>
 
 #include "cache/metadata_cache.h"
@@ -158,6 +159,49 @@ TEST_F(MetadataCacheFsTest, OtherWritersAppearAfterTheTtl) {
   std::this_thread::sleep_for(std::chrono::milliseconds(400));
   names = Names(ListDir(kRootIno, false));
   EXPECT_NE(std::find(names.begin(), names.end(), "late"), names.end());
+}
+
+// With the cache, --readdirplus auto gives a process that never looked up a
+// file names only (ino 0): its later stat of one is answered from the cached
+// listing, without a request. A process that stats files gets attributes.
+TEST_F(MetadataCacheFsTest, ReaddirPlusAutoGivesNamesOnlyUntilAProcessStatsFiles) {
+  client_->Put(kBucket, "a", "1");
+  client_->Put(kBucket, "b", "22");
+  client_->Put(kBucket, "d/x", "x");
+  Remount(60);
+  auto plus_ids = [&](pid_t pid) {
+    std::map<std::string, Ino> ids;
+    auto fh = fs_->OpenDir(kRootIno);
+    EXPECT_TRUE(fh.ok());
+    EXPECT_TRUE(fs_->ReadDir(
+                       kRootIno, fh->fh, 2, true,
+                       [&](const std::string& n, const struct stat&, const Entry* e, off_t) {
+                         EXPECT_NE(e, nullptr);
+                         ids[n] = e ? e->ino : 0;
+                         return true;
+                       },
+                       pid)
+                    .ok());
+    fs_->ReleaseDir(fh->fh);
+    return ids;
+  };
+  auto ids = plus_ids(77);
+  ASSERT_EQ(ids.size(), 3u);
+  EXPECT_EQ(ids["a"], 0u);  // a name only: no inode here or in the kernel
+  EXPECT_EQ(ids["b"], 0u);
+  EXPECT_NE(ids["d"], 0u);  // directories always: every walker enters them
+  ASSERT_TRUE(fs_->Lookup(kRootIno, "d", 77).ok());  // entering a directory is no stat
+  EXPECT_EQ(plus_ids(77)["a"], 0u);
+  const int before = Requests();
+  auto a = fs_->Lookup(kRootIno, "a", 77);  // 77 stats a file: from the cached listing
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->attr.st_size, 1);
+  EXPECT_EQ(Requests(), before);
+  ids = plus_ids(77);  // now a stat walker
+  EXPECT_NE(ids["a"], 0u);
+  EXPECT_NE(ids["b"], 0u);
+  EXPECT_EQ(plus_ids(78)["b"], 0u);  // another process still gets names
+  EXPECT_NE(plus_ids(0)["b"], 0u);   // an unknown caller gets attributes
 }
 
 }  // namespace
