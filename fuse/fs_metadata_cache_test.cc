@@ -189,7 +189,7 @@ TEST_F(MetadataCacheFsTest, ReaddirPlusAutoGivesNamesOnlyUntilAProcessStatsFiles
   ASSERT_EQ(ids.size(), 3u);
   EXPECT_EQ(ids["a"], 0u);  // a name only: no inode here or in the kernel
   EXPECT_EQ(ids["b"], 0u);
-  EXPECT_NE(ids["d"], 0u);  // directories always: every walker enters them
+  EXPECT_NE(ids["d"], 0u);                           // directories always: every walker enters them
   ASSERT_TRUE(fs_->Lookup(kRootIno, "d", 77).ok());  // entering a directory is no stat
   EXPECT_EQ(plus_ids(77)["a"], 0u);
   const int before = Requests();
