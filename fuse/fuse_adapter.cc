@@ -14,7 +14,6 @@
 namespace bucketfs::fs {
 namespace {
 
-constexpr unsigned kMaxIo = 1u << 20;
 constexpr unsigned kMaxBackground = 64;
 
 Filesystem& Fs(fuse_req_t req) { return *static_cast<SessionData*>(fuse_req_userdata(req))->fs; }
@@ -43,26 +42,12 @@ void ReplyEntry(fuse_req_t req, const Entry& e) {
 
 void Init(void* userdata, fuse_conn_info* conn) {
   const auto& session = *static_cast<SessionData*>(userdata);
-  auto want = [conn](unsigned cap) {
-    if (conn->capable & cap) conn->want |= cap;
-  };
-  want(FUSE_CAP_ASYNC_READ);
+  WantTransportSettings(conn);
   // READDIRPLUS on every batch (not the kernel's AUTO, which guesses per
   // directory): the daemon decides which entries carry attributes (auto).
   const bool plus = session.fs->config().readdirplus != FsConfig::ReaddirPlus::kOff;
-  if (plus) want(FUSE_CAP_READDIRPLUS);
+  if (plus && (conn->capable & FUSE_CAP_READDIRPLUS)) conn->want |= FUSE_CAP_READDIRPLUS;
   conn->want &= ~(FUSE_CAP_READDIRPLUS_AUTO | (plus ? 0 : FUSE_CAP_READDIRPLUS));
-  want(FUSE_CAP_ATOMIC_O_TRUNC);
-  want(FUSE_CAP_PARALLEL_DIROPS);
-  conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;  // writes go straight to the writer
-  conn->max_write = kMaxIo;
-  conn->max_readahead = kMaxReadahead;
-  // Asynchronous READs the kernel keeps in flight (its default is 12): one
-  // sequential reader's 16 MiB readahead is 16 READs of 1 MiB, and several
-  // readers share the limit.
-  conn->max_background = kMaxBackground;
-  conn->congestion_threshold = kMaxBackground * 3 / 4;
-  conn->max_read = kMaxIo;  // must match the max_read mount option RunFuseSession passes
   // The kernel's INIT request was read before this runs; InitFlagsIo (set on
   // read-only mounts, see fuse_session.cc) adds the flag to the reply libfuse
   // is about to send.
@@ -306,6 +291,23 @@ fuse_lowlevel_ops MakeOps() {
 
 }  // namespace
 
+void WantTransportSettings(fuse_conn_info* conn) {
+  auto want = [conn](unsigned cap) {
+    if (conn->capable & cap) conn->want |= cap;
+  };
+  want(FUSE_CAP_ASYNC_READ);
+  want(FUSE_CAP_ATOMIC_O_TRUNC);
+  want(FUSE_CAP_PARALLEL_DIROPS);
+  conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;  // writes go straight to the writer
+  conn->max_write = kMaxIo;
+  conn->max_readahead = kMaxReadahead;
+  // Asynchronous READs the kernel keeps in flight (its default is 12): one
+  // sequential reader's 16 MiB readahead is 16 READs of 1 MiB, and several
+  // readers share the limit.
+  conn->max_background = kMaxBackground;
+  conn->congestion_threshold = kMaxBackground * 3 / 4;
+  conn->max_read = kMaxIo;  // must match the session's max_read mount option
+}
 const fuse_lowlevel_ops& FuseOperations() {
   static const fuse_lowlevel_ops ops = MakeOps();
   return ops;

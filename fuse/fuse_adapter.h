@@ -25,6 +25,16 @@ struct SessionData {
 // at a time; NFS uses 15 MiB for the same reason.
 inline constexpr uint32_t kMaxReadahead = 16u << 20;
 
+// Largest READ and WRITE: libfuse 3.14's limit of 256 pages. The session's
+// max_read mount option must carry the same value.
+inline constexpr uint32_t kMaxIo = 1u << 20;
+
+// The INIT settings that shape how data moves (request sizes, readahead,
+// asynchronous READs in flight, no kernel write-back cache), apart from
+// directory listing. bucketfs's Init applies them, and so does the nullfs
+// benchmark daemon (tests/nullfs), so that its ceiling is bucketfs's.
+void WantTransportSettings(fuse_conn_info* conn);
+
 // The operations table (a constant; the Filesystem comes in the userdata).
 const fuse_lowlevel_ops& FuseOperations();
 

@@ -22,8 +22,6 @@
 namespace bucketfs::fs {
 namespace {
 
-constexpr int kMaxIo = 1 << 20;
-
 bool HasOption(const std::vector<std::string>& options, const std::string& name) {
   return std::any_of(options.begin(), options.end(), [&](const std::string& o) {
     return o == name || o.rfind(name + "=", 0) == 0;

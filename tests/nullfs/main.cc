@@ -20,7 +20,7 @@
 
 namespace {
 
-constexpr size_t kMaxIo = 1u << 20;
+using bucketfs::fs::kMaxIo;
 
 int Usage() {
   std::fprintf(stderr,

@@ -1,5 +1,5 @@
-// nullfs operations (see null_fs.h). Settings that matter for throughput
-// copy bucketfs's fuse/fuse_adapter.cc Init and SetCaching.
+// nullfs operations (see null_fs.h). INIT takes bucketfs's own transport
+// settings (WantTransportSettings); the open flags copy its SetCaching.
 #include "tests/nullfs/null_fs.h"
 
 #include <fcntl.h>
@@ -13,13 +13,12 @@
 #include <string_view>
 #include <vector>
 
-#include "fuse/fuse_adapter.h"  // kMaxReadahead: the same as bucketfs
+#include "fuse/fuse_adapter.h"  // WantTransportSettings, kMaxIo: the same as bucketfs
 
 namespace nullfs {
 namespace {
 
-constexpr unsigned kMaxIo = 1u << 20;
-constexpr unsigned kMaxBackground = 64;
+using bucketfs::fs::kMaxIo;
 constexpr double kTtl = 3600;
 
 NullFs& Fs(fuse_req_t req) { return *static_cast<NullFs*>(fuse_req_userdata(req)); }
@@ -88,20 +87,7 @@ void ReplyEntry(fuse_req_t req, const struct stat& st) {
   fuse_reply_entry(req, &p);
 }
 
-void Init(void* /*userdata*/, fuse_conn_info* conn) {
-  auto want = [conn](unsigned cap) {
-    if (conn->capable & cap) conn->want |= cap;
-  };
-  want(FUSE_CAP_ASYNC_READ);
-  want(FUSE_CAP_ATOMIC_O_TRUNC);
-  want(FUSE_CAP_PARALLEL_DIROPS);
-  conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
-  conn->max_write = kMaxIo;
-  conn->max_readahead = bucketfs::fs::kMaxReadahead;
-  conn->max_background = kMaxBackground;
-  conn->congestion_threshold = kMaxBackground * 3 / 4;
-  conn->max_read = kMaxIo;
-}
+void Init(void* /*userdata*/, fuse_conn_info* conn) { bucketfs::fs::WantTransportSettings(conn); }
 
 void Lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   NullFs& fs = Fs(req);
