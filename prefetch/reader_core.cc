@@ -149,7 +149,7 @@ void ReaderCore::PlanStreamRead(uint64_t o, uint64_t e, Plan& plan) {
     }
   }
   const uint64_t cap = WindowCap();
-  const bool may_grow = starved_ || window_ < 2 * cfg_.part_size;
+  const bool may_grow = !cfg_.grow_only_when_reads_wait || starved_ || window_ < 2 * cfg_.part_size;
   if (may_grow && stream_pos_ >= next_grow_ && window_ < cap) {
     window_ = std::min(window_ * 2, cap);
     next_grow_ = stream_pos_ + window_ / 2;
