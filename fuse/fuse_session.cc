@@ -116,6 +116,8 @@ int RunFuseSession(std::shared_ptr<s3::ObjectClient> client, const FsConfig& con
       // order, so no late READ needs the parts behind the reader (kept for
       // the page cache's out-of-order readahead, 64 MiB per stream).
       pc.backward_tolerance = 2 * pc.part_size;
+      // The window is that reader's only readahead (prefetch_config.h).
+      pc.grow_only_when_reads_wait = false;
     }
     auto prefetcher = std::make_shared<prefetch::Prefetcher>(
         pc, std::make_shared<prefetch::ObjectClientRangeSource>(client));

@@ -263,6 +263,43 @@ TEST_F(ObjectReaderTest, WindowGrowsOnlyWhileReadsWait) {
   EXPECT_LE(most_used, 32 * kMiB);
 }
 
+TEST_F(ObjectReaderTest, WindowGrowsWithoutWaitsWhenConfiguredSo) {
+  // A reader slower than the store never waits (fetches complete inside
+  // FetchAsync); with grow_only_when_reads_wait off (direct-I/O mounts) its
+  // window still doubles every half window read, up to the cap.
+  cfg_.max_window = 64 * kMiB;
+  cfg_.grow_only_when_reads_wait = false;
+  Init(96 * kMiB);
+  src_->SetLatency(std::chrono::microseconds(0));
+  auto r = pf_->Open(obj_);
+  for (uint64_t off = 0; off < 64 * kMiB; off += kMiB) {
+    ASSERT_EQ(ReadAndCheck(*r, off, kMiB), 0);
+  }
+  EXPECT_LE(r->stats().waited_reads, 1u);  // the first read, planned before its fetch
+  EXPECT_EQ(r->stats().window, 64 * kMiB);
+}
+
+TEST_F(ObjectReaderTest, WindowStopsAtWhatItsFetchesInFlightCover) {
+  // Every read waits (a slow store), so waiting alone would double the window
+  // up to max_window; past max_parts_in_flight parts it could only hold parts
+  // already fetched, so it stops there, and so does the memory it holds.
+  cfg_.max_window = 256 * kMiB;
+  cfg_.max_parts_in_flight = 4;
+  Init(160 * kMiB);
+  src_->SetLatency(std::chrono::milliseconds(50));
+  auto r = pf_->Open(obj_);
+  uint64_t most_used = 0;
+  for (uint64_t off = 0; off < data().size(); off += kMiB) {
+    ASSERT_EQ(ReadAndCheck(*r, off, kMiB), 0);
+    most_used = std::max(most_used, pf_->budget().used());
+  }
+  EXPECT_EQ(r->stats().window, 4 * cfg_.part_size);  // grew to the cap, not past it
+  EXPECT_GT(r->stats().waited_reads, 0u);
+  EXPECT_LE(src_->max_in_flight(), 4);
+  EXPECT_LE(most_used, 6 * cfg_.part_size);  // the window and the part being read
+  EXPECT_EQ(src_->bytes_fetched(), data().size());
+}
+
 TEST_F(ObjectReaderTest, EachStreamGetsItsShareOfTheWindow) {
   cfg_.max_window = 64 * kMiB;
   Init(128 * kMiB);

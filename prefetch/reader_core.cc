@@ -149,7 +149,7 @@ void ReaderCore::PlanStreamRead(uint64_t o, uint64_t e, Plan& plan) {
     }
   }
   const uint64_t cap = WindowCap();
-  const bool may_grow = starved_ || window_ < 2 * cfg_.part_size;
+  const bool may_grow = !cfg_.grow_only_when_reads_wait || starved_ || window_ < 2 * cfg_.part_size;
   if (may_grow && stream_pos_ >= next_grow_ && window_ < cap) {
     window_ = std::min(window_ * 2, cap);
     next_grow_ = stream_pos_ + window_ / 2;
@@ -173,10 +173,19 @@ void ReaderCore::ReleaseConsumed(uint64_t o, uint64_t e, const std::vector<PartP
 
 uint64_t ReaderCore::WindowCap() const {
   // The bytes in flight that keep the store busy are shared by the streams:
-  // each gets max_window / streams, at least two parts.
+  // each gets max_window / streams, at least two parts. Nor more than the
+  // stream's fetches in flight cover: past that, the window can only hold
+  // parts already fetched and not yet read, which no read waits for. When
+  // the store (or the CPU) is the limit, reads wait whatever the window, and
+  // a window grown on waiting alone reached max_window: one cold 1 GiB read
+  // on s3sim held 300 MiB and faulted in (zeroed) 37 fresh 8 MiB buffers
+  // for no speed (issue 5).
   const uint64_t streams =
       static_cast<uint64_t>(std::max(ctx_->active_streams.load(std::memory_order_relaxed), 1));
-  return std::min(cfg_.max_window, std::max(cfg_.max_window / streams, 2 * cfg_.part_size));
+  const uint64_t reach =
+      static_cast<uint64_t>(std::max(cfg_.max_parts_in_flight, 1)) * cfg_.part_size;
+  const uint64_t share = std::min(cfg_.max_window / streams, reach);
+  return std::min(cfg_.max_window, std::max(share, 2 * cfg_.part_size));
 }
 
 void ReaderCore::PlanBlock(uint64_t o, uint64_t e, Plan& plan) {
