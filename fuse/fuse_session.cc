@@ -22,6 +22,11 @@
 namespace bucketfs::fs {
 namespace {
 
+// Threads that answer READs which waited for a fetch (prefetch_reader.h):
+// each reply through the page cache is a copy of up to 1 MiB by the kernel,
+// and a part of 8 MiB completes several at once.
+constexpr int kReplyThreads = 4;
+
 bool HasOption(const std::vector<std::string>& options, const std::string& name) {
   return std::any_of(options.begin(), options.end(), [&](const std::string& o) {
     return o == name || o.rfind(name + "=", 0) == 0;
@@ -122,7 +127,7 @@ int RunFuseSession(std::shared_ptr<s3::ObjectClient> client, const FsConfig& con
     auto prefetcher = std::make_shared<prefetch::Prefetcher>(
         pc, std::make_shared<prefetch::ObjectClientRangeSource>(client));
     spdlog::info("read-ahead memory budget {} MiB", prefetcher->budget().limit() >> 20);
-    components.readers = MakePrefetchReaderFactory(std::move(prefetcher));
+    components.readers = MakePrefetchReaderFactory(std::move(prefetcher), kReplyThreads);
   }
   if (!components.writers) {  // write-back: any-offset writes staged on local disk
     components.writers = MakeStagedWriterFactory(

@@ -11,8 +11,12 @@
 
 namespace bucketfs::fs {
 
+// Reads that had to wait for a fetch are answered on one of `reply_threads`
+// threads of the factory's own (0: on the transport thread that completed
+// the fetch), so that transport threads go back to their sockets at once.
+// Reads whose bytes are already there are answered on the calling thread.
 // REQUIRES: prefetcher != nullptr; it outlives every reader made.
 std::shared_ptr<FileReaderFactory> MakePrefetchReaderFactory(
-    std::shared_ptr<prefetch::Prefetcher> prefetcher);
+    std::shared_ptr<prefetch::Prefetcher> prefetcher, int reply_threads = 0);
 
 }  // namespace bucketfs::fs
