@@ -6,19 +6,24 @@
 // put: --size bytes per object from one buffer of random bytes, as a
 //   parallel multipart upload (PutObject below --part-size).
 // get-random: --count random block-aligned GETs of --block bytes with
-//   --iodepth in flight (IOPS, latency percentiles).
+//   --iodepth in flight (IOPS, latency percentiles); with --runtime S, GETs
+//   keep starting for S seconds (and at least --count of them), so the run
+//   lasts as long as the fio job it is compared with.
 // --objects K runs K objects at once, one stream (thread) each with its own
 // --connections window; the keys are KEY-0 .. KEY-(K-1) when K > 1 (the
 // harness layout seq/file-0 .. seq/file-7 is `s3://b/seq/file --objects 8`).
 // Reported: MB/s (1e6 bytes), CPU seconds per GiB (getrusage of the whole
 // process), peak RSS, requests; --json prints one JSON line instead.
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <random>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "mount-tools/bench_stats.h"
@@ -45,6 +50,7 @@ struct BenchOptions {
   std::string block = "4K";
   int iodepth = 32;
   uint64_t count = 10000;
+  double runtime = 0;  // seconds; 0: exactly `count` GETs
   uint64_t seed = 1;
 };
 
@@ -244,38 +250,54 @@ int RunBenchPut(const BenchOptions& o, S3Context& ctx) {
   return Finish(report, o.json);
 }
 
-// `count` random block-aligned reads with `iodepth` in flight; latencies in ms.
+// Random block-aligned reads with `iodepth` in flight: `count` of them, or
+// with runtime > 0 as many as start in `runtime` seconds (at least `count`).
+// Latencies in ms, one per read done.
 Status RandomReads(s3::ObjectClient& client, const ObjectTarget& t, uint64_t block, int iodepth,
-                   uint64_t count, uint64_t seed, std::vector<double>& latencies) {
+                   uint64_t count, double runtime, uint64_t seed, std::vector<double>& latencies) {
   uint64_t blocks = t.size / block;
   if (blocks == 0) return MakeError(EINVAL, "InvalidArgument", "object smaller than --block");
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<uint64_t> pick(0, blocks - 1);
   BufferPool pool(static_cast<size_t>(iodepth), block);
-  std::vector<size_t> slot_of(count);
-  std::vector<std::chrono::steady_clock::time_point> started(count);
+  using Clock = std::chrono::steady_clock;
+  struct InFlight {
+    size_t slot = 0;
+    Clock::time_point started;
+  };
+  std::unordered_map<size_t, InFlight> in_flight;  // by job index
+  const Clock::time_point deadline =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                         std::chrono::duration<double>(std::max(runtime, 0.0)));
   WindowedJobs jobs;
-  jobs.count = count;
+  jobs.count = runtime > 0 ? std::numeric_limits<size_t>::max() : count;
   jobs.window = iodepth;
+  if (runtime > 0) {
+    jobs.stop_starting = [&] {
+      return latencies.size() + in_flight.size() >= count && Clock::now() >= deadline;
+    };
+  }
   jobs.can_start = [&](size_t) { return !pool.empty(); };
   jobs.start = [&](size_t i, Completion done) {
-    slot_of[i] = pool.Take();
-    started[i] = std::chrono::steady_clock::now();
+    InFlight& f = in_flight[i];
+    f.slot = pool.Take();
+    f.started = Clock::now();
     s3::GetObjectParams p;
     p.bucket = t.url.bucket;
     p.key = t.url.key;
     p.offset = pick(rng) * block;
     p.length = block;
     client.GetObjectAsync(
-        p, pool.Slot(slot_of[i], block),
+        p, pool.Slot(f.slot, block),
         [done = std::move(done)](Result<s3::GetObjectResult> r) { done(r.status()); });
   };
   jobs.on_complete = [&](size_t i) {
+    auto it = in_flight.find(i);
     // Measured when the caller learns of it: what an application would see.
     latencies.push_back(
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started[i])
-            .count());
-    pool.Give(slot_of[i]);
+        std::chrono::duration<double, std::milli>(Clock::now() - it->second.started).count());
+    pool.Give(it->second.slot);
+    in_flight.erase(it);
     return Status::Ok();
   };
   return RunWindowed(jobs);
@@ -301,18 +323,20 @@ int RunBenchGetRandom(const BenchOptions& o, S3Context& ctx) {
   std::mutex mu;
   for (int r = 0; r < o.repeat; ++r) {
     RunMeter run;
+    uint64_t reads = 0;  // guarded by mu
     Status s = ParallelStreams(targets->size(), [&](size_t i) {
       std::vector<double> lat;
-      Status st = RandomReads(**client, (*targets)[i], *block, o.iodepth, o.count,
+      Status st = RandomReads(**client, (*targets)[i], *block, o.iodepth, o.count, o.runtime,
                               o.seed + i + static_cast<uint64_t>(r) * 1000, lat);
       std::lock_guard<std::mutex> lock(mu);
       report.latencies_ms.insert(report.latencies_ms.end(), lat.begin(), lat.end());
+      reads += lat.size();
       return st;
     });
     if (!s.ok()) return ReportError("bench get-random", url->ToString(), s.error());
     report.run_seconds.push_back(run.WallSeconds());
-    report.run_bytes.push_back(*block * o.count * targets->size());
-    report.requests += o.count * targets->size();
+    report.run_bytes.push_back(*block * reads);
+    report.requests += reads;
   }
   report.cpu_seconds = total.CpuSeconds();
   return Finish(report, o.json);
@@ -359,7 +383,12 @@ std::vector<S3Subcommand> AddBenchCommands(CLI::App& s3) {
   rnd->add_option("--iodepth", rnd_o->iodepth, "GETs in flight per object")
       ->check(CLI::Range(1, 4096))
       ->capture_default_str();
-  rnd->add_option("--count", rnd_o->count, "GETs per object per run")->capture_default_str();
+  rnd->add_option("--count", rnd_o->count, "GETs per object per run (at least, with --runtime)")
+      ->capture_default_str();
+  rnd->add_option("--runtime", rnd_o->runtime,
+                  "seconds during which GETs keep starting (0: exactly --count)")
+      ->check(CLI::Range(0.0, 86400.0))
+      ->capture_default_str();
   rnd->add_option("--seed", rnd_o->seed, "random offsets seed")->capture_default_str();
 
   return {{get, [get_o](S3Context& ctx) { return RunBenchGet(*get_o, ctx); }},

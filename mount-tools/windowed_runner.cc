@@ -42,15 +42,20 @@ Status RunWindowed(const WindowedJobs& jobs) {
   size_t next = 0;
   int in_flight = 0;
   Status first_error;
+  bool stopped = false;
+  auto may_start = [&] {
+    if (!stopped && jobs.stop_starting && jobs.stop_starting()) stopped = true;
+    return !stopped;
+  };
   while (true) {
-    while (first_error.ok() && next < jobs.count && in_flight < jobs.window &&
+    while (first_error.ok() && next < jobs.count && in_flight < jobs.window && may_start() &&
            (!jobs.can_start || jobs.can_start(next))) {
       size_t index = next++;
       ++in_flight;
       jobs.start(index, [queue, index](Status s) { queue->Push(index, std::move(s)); });
     }
     if (in_flight == 0) {
-      if (first_error.ok() && next < jobs.count) {
+      if (first_error.ok() && next < jobs.count && !stopped) {
         return MakeError(EDEADLK, "Internal", "windowed runner: no job can start");
       }
       break;

@@ -30,6 +30,10 @@ struct WindowedJobs {
   // Optional: runs on the calling thread after job i succeeded; an error
   // stops the run like a failed job.
   std::function<Status(size_t i)> on_complete;
+  // Optional: once it returns true no job starts any more, and the run ends
+  // successfully when those in flight completed (a time-limited benchmark).
+  // Called on the calling thread before each start.
+  std::function<bool()> stop_starting;
 };
 
 Status RunWindowed(const WindowedJobs& jobs);

@@ -37,8 +37,10 @@ struct PrefetchConfig {
   uint64_t backward_tolerance = 64ull << 20;
 
   // --- Random access
-  uint64_t random_floor = 64ull << 10;  // smallest ranged GET for a random read
-  int random_cache_blocks = 4;          // recent random blocks kept per file
+  // Smallest ranged GET of a random read while random reads come near recent
+  // ones; otherwise a read fetches only its pages (random_locality.h).
+  uint64_t random_floor = 64ull << 10;
+  int random_cache_blocks = 4;  // recent random blocks kept per file
   // Consecutive sequential requests after a seek that restart a stream.
   int sequential_trigger = 2;
 

@@ -14,7 +14,8 @@ ReaderCore::ReaderCore(std::shared_ptr<const FetchContext> ctx, ObjectVersion ob
       object_(std::move(object)),
       mode_(object_.size < cfg_.small_object_threshold ? Mode::kWhole : Mode::kRandom),
       whole_(std::move(adopted_whole)),
-      window_(cfg_.initial_window) {}
+      window_(cfg_.initial_window),
+      locality_(cfg_.random_floor, cfg_.random_cache_blocks) {}
 
 void ReaderCore::ReadAsync(uint64_t offset, uint64_t size, ReadCallback done) {
   Plan plan;
@@ -189,6 +190,8 @@ uint64_t ReaderCore::WindowCap() const {
 }
 
 void ReaderCore::PlanBlock(uint64_t o, uint64_t e, Plan& plan) {
+  // Noted for hits too: a read served again from a recent block is locality.
+  const RandomLocality::Range fetch = locality_.NoteRead(o, e, object_.size);
   for (auto it = blocks_.begin(); it != blocks_.end(); ++it) {
     const PartPtr b = *it;
     if (b->offset() <= o && e <= b->end() && !b->failed()) {
@@ -198,18 +201,7 @@ void ReaderCore::PlanBlock(uint64_t o, uint64_t e, Plan& plan) {
       return;
     }
   }
-  const uint64_t floor = std::max<uint64_t>(cfg_.random_floor, 1);
-  uint64_t start = o;
-  uint64_t end = e;
-  const uint64_t aligned = o - o % floor;
-  if (e <= aligned + floor) {
-    start = aligned;  // the read fits one aligned block: fetch that block
-    end = aligned + floor;
-  } else if (end - start < floor) {
-    end = start + floor;
-  }
-  end = std::min(end, object_.size);
-  PartPtr b = NewPart(start, end - start, /*demand=*/true);
+  PartPtr b = NewPart(fetch.start, fetch.end - fetch.start, /*demand=*/true);
   blocks_.push_front(b);
   while (blocks_.size() > static_cast<size_t>(std::max(cfg_.random_cache_blocks, 1))) {
     blocks_.pop_back();

@@ -22,8 +22,10 @@
 //                scheduled ahead.
 //  - random:     after a seek. Each read is served by one block of at least
 //                random_floor bytes (aligned when the read fits in one aligned
-//                block); the last random_cache_blocks blocks are kept. Runs of
-//                sequential_trigger consecutive requests restart a stream.
+//                block) while reads land near recent ones, else by its pages
+//                alone (RandomLocality); the last random_cache_blocks blocks
+//                are kept. Runs of sequential_trigger consecutive requests
+//                restart a stream.
 //
 // Invariants: parts in seq_parts_ never overlap; a range is never fetched twice
 // while a part for it is held or in flight (reads wait on the existing part);
@@ -42,6 +44,7 @@
 #include "prefetch/fetch_context.h"
 #include "prefetch/object_reader.h"
 #include "prefetch/part.h"
+#include "prefetch/random_locality.h"
 
 namespace bucketfs::prefetch::internal {
 
@@ -115,6 +118,8 @@ class ReaderCore : public std::enable_shared_from_this<ReaderCore> {
   int outside_ = 0;        // consecutive requests outside the stream (sequential mode)
   int in_flight_ = 0;      // fetches of this reader not yet done
   ReaderStats stats_;      // guarded by mu_
+
+  RandomLocality locality_;  // sizes random fetches; guarded by mu_
 };
 
 }  // namespace bucketfs::prefetch::internal

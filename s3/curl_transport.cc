@@ -231,11 +231,19 @@ class Worker {
 
   void Enqueue(Pending p) {
     load_.fetch_add(1, std::memory_order_relaxed);
+    bool wake = false;
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (!stop_) {
         incoming_.push_back(std::move(p));
         p.handler = nullptr;
+        // Only a worker asleep in curl_multi_poll needs waking, and only
+        // once: an awake one takes the queue before it polls again. Waking
+        // for every request cost a send on curl's socketpair, a drain and a
+        // loop pass per request; 16 READs in flight from FUSE threads came
+        // one at a time (issue 5).
+        wake = polling_;
+        polling_ = false;
       }
     }
     if (p.handler) {  // stopping: never started
@@ -243,7 +251,7 @@ class Worker {
       load_.fetch_sub(1, std::memory_order_relaxed);
       return;
     }
-    curl_multi_wakeup(multi_.get());
+    if (wake) curl_multi_wakeup(multi_.get());
   }
 
  private:
@@ -290,7 +298,15 @@ class Worker {
                           1;
         timeout_ms = static_cast<int>(std::clamp<int64_t>(wait, 0, timeout_ms));
       }
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (stop_) break;
+        if (!incoming_.empty()) continue;  // submitted meanwhile: no sleep
+        polling_ = true;                   // from here on a Submit wakes the poll below
+      }
       curl_multi_poll(multi_.get(), nullptr, 0, timeout_ms, nullptr);
+      std::lock_guard<std::mutex> lock(mu_);
+      polling_ = false;
     }
     Shutdown();
   }
@@ -451,6 +467,9 @@ class Worker {
   std::mutex mu_;
   std::vector<Pending> incoming_;  // GUARDED_BY(mu_)
   bool stop_ = false;              // GUARDED_BY(mu_)
+  // In (or about to enter) curl_multi_poll with incoming_ seen empty, and
+  // not woken since.
+  bool polling_ = false;  // GUARDED_BY(mu_)
   // Worker thread only:
   std::vector<Pending> timers_;  // min-heap by due time
   std::unordered_set<Transfer*> active_;

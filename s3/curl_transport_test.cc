@@ -362,6 +362,31 @@ TEST_F(CurlTransportTest, ManyConcurrentRequestsComplete) {
   EXPECT_LE(server_.accepts(), 8);  // max_connections across both threads
 }
 
+TEST_F(CurlTransportTest, SubmitsWakeAnIdleWorkerWithoutWaitingForItsPoll) {
+  // A worker is only woken when it sleeps in curl_multi_poll; a Submit that
+  // missed it would wait out the poll's 1 s timeout. Requests sent one after
+  // another (each worker idle in between) and in bursts from several threads
+  // (workers busy or about to poll) must all finish at loopback speed.
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 100; ++i) ASSERT_TRUE(Wait(Send(Get("/hello"))).ok());
+  std::vector<std::thread> threads;
+  std::atomic<int> good{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 50; ++i) {
+        std::vector<std::shared_ptr<Collector>> burst;
+        for (int j = 0; j < 1 + i % 4; ++j) burst.push_back(Send(Get("/hello")));
+        for (auto& c : burst) good += Wait(c).ok() ? 1 : 0;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  int sent = 0;
+  for (int i = 0; i < 50; ++i) sent += 1 + i % 4;
+  EXPECT_EQ(good.load(), 4 * sent);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 4s);
+}
+
 TEST_F(CurlTransportTest, PutAndPostSendTheirBodies) {
   std::string data(300000, '\0');
   for (size_t i = 0; i < data.size(); ++i) data[i] = PatternByte(i);

@@ -362,7 +362,7 @@ def verify(mnt, args):
 
 
 def direct_cmd(args, bins, server, job, run_id):
-    b = [bins["bucketfs"], "s3", "bench"]
+    b = [bins["direct"], "s3", "bench"]
     common = ["--endpoint-url", server.endpoint, "--force-path-style", "--json", "--no-progress"]
     seq = f"s3://{BUCKET}/seq/file"
     size = str(args.size_bytes)
@@ -371,12 +371,16 @@ def direct_cmd(args, bins, server, job, run_id):
     if job == "seq8":
         return b + ["get", seq, "--objects", "8", "--connections", str(args.conns8),
                     "--part-size", "8M"] + common
+    # Random reads run as long as the fio job (--runtime): a run of a few
+    # thousand GETs lasted 0.25 s and swung with the machine's load of that
+    # moment (6,700 to 15,800 IOPS at 3,000 to 40,000 GETs), fio's 10 s did not.
+    rand = ["--runtime", str(args.runtime)]
     if job == "rand4k":
         return b + ["get-random", seq + "-0", "--block", "4K", "--iodepth", "16",
-                    "--count", str(args.rand_count)] + common
+                    "--count", str(args.rand_count)] + rand + common
     if job == "rand1m":
         return b + ["get-random", seq + "-0", "--block", "1M", "--iodepth", "8",
-                    "--count", str(max(64, args.rand_count // 20))] + common
+                    "--count", str(max(64, args.rand_count // 20))] + rand + common
     # Writes: what a bucketfs mount does per file: 16 MiB parts, 4 in flight,
     # each part with x-amz-checksum-crc32c (the mount's default checksum).
     put = ["--connections", "4", "--part-size", "16M", "--checksum", "crc32c"]
@@ -546,7 +550,9 @@ def main():
     ap.add_argument("--targets", default="bucketfs,direct,s3fs,rclone")
     ap.add_argument("--size", default="1g", help="file size of seq/rand/write jobs (1g, 256m)")
     ap.add_argument("--runtime", type=int, default=15, help="seconds of each random-read fio run")
-    ap.add_argument("--rand-count", type=int, default=4000, help="direct client: 4K GETs")
+    ap.add_argument("--rand-count", type=int, default=4000,
+                    help="direct client: at least this many 4K GETs (it runs --runtime seconds, "
+                    "like fio)")
     ap.add_argument("--small-files", type=int, default=4000, help="files of the small job (4 x N/4)")
     ap.add_argument("--conns", type=int, default=16, help="direct seq1: connections (bucketfs reader: 16 parts in flight)")
     ap.add_argument("--conns8", type=int, default=8, help="direct seq8: connections per stream")
@@ -556,6 +562,8 @@ def main():
     ap.add_argument("--timeout", type=int, help="seconds before a fio run is abandoned "
                     "(default: 180 + runtime + the job's bytes at 2 MB/s)")
     ap.add_argument("--bucketfs-bin")
+    ap.add_argument("--direct-bin", help="bucketfs binary whose `s3 bench` is the direct client "
+                    "(default: --bucketfs-bin); A/B runs of two mounts keep one yardstick")
     ap.add_argument("--bucketfs-opt", action="append", default=[], metavar="OPT",
                     help="extra option of the bucketfs mount, repeatable; write it with '=' "
                     "(--bucketfs-opt=--direct-io, --bucketfs-opt=--max-memory=1G)")
@@ -587,6 +595,7 @@ def main():
                                              ("build-harness", "build/release", "build")])
         if "nullfs" in targets else "",
     }
+    bins["direct"] = args.direct_bin or bins["bucketfs"]
     run_id = time.strftime("%H%M%S")
     out = args.out or f"/tmp/bucketfs-bench-{args.server}-{time.strftime('%Y%m%d-%H%M%S')}"
     os.makedirs(out, exist_ok=True)
@@ -652,6 +661,7 @@ def main():
     meta = {"server": args.server, "size_bytes": args.size_bytes, "jobs": jobs, "targets": targets,
             "runtime_s": args.runtime, "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "command": " ".join(sys.argv), "load_avg": load, "bucketfs_opts": args.bucketfs_opt,
+            "bucketfs_bin": bins["bucketfs"], "direct_bin": bins["direct"],
             "nullfs_opts": nullfs_opts(args) if "nullfs" in targets else None}
     with open(os.path.join(out, "results.json"), "w") as f:
         json.dump({"meta": meta, "results": rows, "failures": failures}, f, indent=1)
