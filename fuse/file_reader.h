@@ -51,6 +51,11 @@ class FileReaderFactory {
   // The files likely to be opened next, nearest first (file-level prefetch).
   // The default ignores them.
   virtual void HintNextFiles(const std::vector<ObjectVersion>& /*next*/) {}
+  // Returns once every ReadAsync answer of this factory's readers was given.
+  // The mount calls it (through Filesystem::Shutdown) before its FUSE session
+  // is destroyed: a read still waiting for a fetch when a signal ended the
+  // loop would otherwise answer on a freed session.
+  virtual void Quiesce() {}
 };
 
 // A factory of readers that issue one ranged GET per read.

@@ -167,6 +167,7 @@ Status Filesystem::Shutdown() {
     }
   }
   if (!open.empty()) spdlog::info("finished {} open upload(s) at shutdown", open.size());
+  readers_->Quiesce();  // before the caller destroys the FUSE session
   return first;
 }
 

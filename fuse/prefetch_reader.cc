@@ -95,6 +95,12 @@ class PrefetchReaderFactory : public FileReaderFactory {
     return std::make_unique<PrefetchReader>(
         prefetcher_, prefetcher_->Open({v.bucket, v.key, v.etag, v.size}), replies_.get());
   }
+  void Quiesce() override {
+    // No fetch completes after WaitIdle, so nothing is posted to replies_
+    // after it; Drain then waits for the answers already posted.
+    prefetcher_->WaitIdle();
+    if (replies_) replies_->Drain();
+  }
   void HintNextFiles(const std::vector<ObjectVersion>& next) override {
     std::vector<prefetch::ObjectVersion> versions;
     versions.reserve(next.size());

@@ -4,6 +4,7 @@
 // already there is answered on the calling thread.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <functional>
@@ -152,6 +153,39 @@ TEST_F(PrefetchReaderRepliesTest, WithoutReplyThreadsTheTransportThreadAnswers) 
   EXPECT_TRUE(r.ok);
   EXPECT_EQ(r.thread, transport_id);
   Finish(reader);
+}
+
+// Shutdown destroys the FUSE session after Quiesce: an answer given later
+// would use a freed session, so Quiesce must wait for answers still queued
+// or running on the reply threads, not only for the fetches.
+TEST_F(PrefetchReaderRepliesTest, QuiesceReturnsOnlyAfterEveryWaitedReadWasAnswered) {
+  auto factory = Factory(2);
+  auto reader = factory->Open({"b", "k", "e", kSize});
+  std::promise<Reply> replied;
+  std::promise<void> release;
+  Read(*reader, 0, 4096, replied, release.get_future().share());
+
+  // The transport completes every fetch, the window's later ones included.
+  std::atomic<bool> stop{false};
+  std::thread transport([&] {
+    while (!stop.load()) {
+      source_->CompleteAll();
+      std::this_thread::sleep_for(1ms);
+    }
+  });
+  auto reply = replied.get_future();
+  auto quiesced = std::async(std::launch::async, [&] { factory->Quiesce(); });
+  // The answer is held on a reply thread: Quiesce must still be waiting.
+  EXPECT_EQ(quiesced.wait_for(300ms), std::future_status::timeout);
+  EXPECT_EQ(reply.wait_for(0s), std::future_status::timeout);
+  release.set_value();
+  ASSERT_EQ(quiesced.wait_for(10s), std::future_status::ready);
+  // Once Quiesce returned, the answer was given.
+  ASSERT_EQ(reply.wait_for(0s), std::future_status::ready);
+  EXPECT_TRUE(reply.get().ok);
+  stop = true;
+  transport.join();
+  reader.reset();
 }
 
 }  // namespace

@@ -26,6 +26,11 @@ void WorkerPool::Post(std::function<void()> task) {
   cv_.notify_one();
 }
 
+void WorkerPool::Drain() {
+  std::unique_lock lock(mu_);
+  idle_cv_.wait(lock, [&] { return queue_.empty() && running_ == 0; });
+}
+
 void WorkerPool::Loop() {
   for (;;) {
     std::function<void()> task;
@@ -35,8 +40,14 @@ void WorkerPool::Loop() {
       if (queue_.empty()) return;  // stopping, and nothing left to run
       task = std::move(queue_.front());
       queue_.pop_front();
+      ++running_;
     }
     task();
+    task = nullptr;  // its captures go before Drain can return
+    {
+      std::lock_guard lock(mu_);
+      if (--running_ == 0 && queue_.empty()) idle_cv_.notify_all();
+    }
   }
 }
 

@@ -39,6 +39,10 @@ class WorkerPool : public TaskRunner {
 
   void Post(std::function<void()> task) override;
 
+  // Returns once every task posted before the call has run (tasks they post
+  // run too). REQUIRES: not called on one of the pool's threads.
+  void Drain();
+
  private:
   void Loop();
 
@@ -46,6 +50,8 @@ class WorkerPool : public TaskRunner {
   std::condition_variable cv_;
   std::deque<std::function<void()>> queue_ GUARDED_BY(mu_);
   bool stopping_ GUARDED_BY(mu_) = false;
+  int running_ GUARDED_BY(mu_) = 0;  // tasks taken off the queue, not yet returned
+  std::condition_variable idle_cv_;  // queue_ empty and running_ == 0
   std::vector<std::thread> threads_;
 };
 
