@@ -8,7 +8,6 @@
 #include "fuse/staged_writer.h"
 
 #include <spdlog/spdlog.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -523,36 +522,6 @@ uint64_t PartSizeFor(uint64_t base, int part_number) {
   return std::min(base << doublings, kMaxPart);
 }
 
-void PartMemoryFree::operator()(std::byte* p) const {
-  if (mapped != 0) {
-    ::munmap(p, mapped);
-  } else {
-    delete[] p;
-  }
-}
-
-PartMemory AllocatePartMemory(uint64_t bytes) {
-  constexpr uint64_t kHuge = 2ull << 20;
-  if (bytes >= kHuge) {
-    // Mapped with a huge page's slack, then trimmed to start and end on
-    // huge page boundaries (a huge page only backs a whole aligned 2 MiB).
-    const uint64_t size = (bytes + kHuge - 1) / kHuge * kHuge;
-    void* m =
-        ::mmap(nullptr, size + kHuge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (m != MAP_FAILED) {
-      const auto base = reinterpret_cast<uintptr_t>(m);
-      const uintptr_t aligned = (base + kHuge - 1) & ~(kHuge - 1);
-      if (aligned > base) ::munmap(m, aligned - base);
-      const uintptr_t end = base + size + kHuge;
-      if (end > aligned + size)
-        ::munmap(reinterpret_cast<void*>(aligned + size), end - aligned - size);
-      ::madvise(reinterpret_cast<void*>(aligned), size, MADV_HUGEPAGE);  // advice: may fail
-      return PartMemory(reinterpret_cast<std::byte*>(aligned), PartMemoryFree{size});
-    }
-  }
-  return PartMemory(new std::byte[bytes]);
-}
-
 uint64_t UploadBudget::Acquire(uint64_t bytes) {
   bytes = std::min(bytes, capacity_);
   std::unique_lock lock(mu_);
@@ -599,7 +568,7 @@ PartBuffer UploadBudget::Take(uint64_t bytes) {
       free_.pop_back();
     }
   }
-  b.data = AllocatePartMemory(bytes);  // no zeroing: every byte is written
+  b.data = prefetch::AllocateBuffer(bytes);  // no zeroing: every byte is written
   b.capacity = bytes;
   return b;
 }

@@ -45,25 +45,18 @@
 #include "fuse/file_writer.h"
 #include "fuse/task_runner.h"
 #include "fuse/thread_annotations.h"
+#include "prefetch/buffer_pool.h"
 #include "s3/object_client.h"
 
 namespace bucketfs::fs {
 
-// Frees part memory: munmap for buffers mapped on their own (`mapped`
-// bytes), delete[] for small ones.
-struct PartMemoryFree {
-  size_t mapped = 0;
-  void operator()(std::byte* p) const;
-};
-using PartMemory = std::unique_ptr<std::byte[], PartMemoryFree>;
-
-// Memory for a part of `bytes`, contents undefined. Parts of 2 MiB and more
-// get their own mapping, on transparent huge pages where the kernel allows:
-// a part buffer's first use costs a page fault per page (in VMs that return
-// free pages to the host, a host fault too), measured at 0.07-0.15 GB/s with
-// 4 KiB pages and 2.5x that with 2 MiB pages; a fresh mount touches ~80 MiB
-// of part buffers per file it writes.
-PartMemory AllocatePartMemory(uint64_t bytes);
+// Memory for part bytes: the read path's buffers (prefetch::AllocateBuffer).
+// Parts of 2 MiB and more get their own 2 MiB-aligned mapping on transparent
+// huge pages: a part buffer's first use costs a page fault per page (in VMs
+// that return free pages to the host, a host fault too), measured at
+// 0.07-0.15 GB/s with 4 KiB pages and 2.5x that with 2 MiB pages; a fresh
+// mount touches ~80 MiB of part buffers per file it writes.
+using PartMemory = prefetch::Buffer;
 
 // A buffer of part bytes taken from an UploadBudget (contents undefined
 // until written). Move-only; give it back with UploadBudget::Give.
