@@ -4,12 +4,12 @@
 // already there is answered on the calling thread.
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <functional>
 #include <future>
 #include <mutex>
+#include <stop_token>
 #include <thread>
 #include <vector>
 
@@ -165,10 +165,10 @@ TEST_F(PrefetchReaderRepliesTest, QuiesceReturnsOnlyAfterEveryWaitedReadWasAnswe
   std::promise<void> release;
   Read(*reader, 0, 4096, replied, release.get_future().share());
 
-  // The transport completes every fetch, the window's later ones included.
-  std::atomic<bool> stop{false};
-  std::thread transport([&] {
-    while (!stop.load()) {
+  // The transport completes every fetch, the window's later ones included
+  // (a jthread: stopped and joined on every way out, a failed ASSERT too).
+  std::jthread transport([&](const std::stop_token& stop) {
+    while (!stop.stop_requested()) {
       source_->CompleteAll();
       std::this_thread::sleep_for(1ms);
     }
@@ -183,8 +183,7 @@ TEST_F(PrefetchReaderRepliesTest, QuiesceReturnsOnlyAfterEveryWaitedReadWasAnswe
   // Once Quiesce returned, the answer was given.
   ASSERT_EQ(reply.wait_for(0s), std::future_status::ready);
   EXPECT_TRUE(reply.get().ok);
-  stop = true;
-  transport.join();
+  transport = {};  // stop and join before the reader goes
   reader.reset();
 }
 
