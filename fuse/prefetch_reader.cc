@@ -22,9 +22,11 @@ class PrefetchReader : public FileReader {
       const auto st = reader_->stats();
       spdlog::debug(
           "closed s3://{}/{}: {} reads ({} waited), {} fetches of {} bytes, {} stream "
-          "starts, {} seeks, {} bytes past the budget",
+          "starts, {} seeks, {} bytes past the budget, {} re-reads of released pages ({} bytes "
+          "fetched again)",
           reader_->object().bucket, reader_->object().key, st.reads, st.waited_reads, st.fetches,
-          st.bytes_fetched, st.stream_starts, st.seeks, st.forced_bytes);
+          st.bytes_fetched, st.stream_starts, st.seeks, st.forced_bytes, st.rereads,
+          st.reread_bytes_fetched);
     }
   }
 

@@ -46,6 +46,12 @@ struct ReaderStats {
   uint64_t forced_bytes = 0;   // demand bytes taken past a full budget
   uint64_t reads = 0;          // reads answered or pending
   uint64_t waited_reads = 0;   // reads that found a part they need still in flight
+  // Reads of pages that had all been read before, from a part the stream let
+  // go once every page of it was read (ReadCoverage): the kernel asks again
+  // for pages it dropped or failed to fill, e.g. under memory pressure. Their
+  // fetches are served on the side and counted here as well as in fetches.
+  uint64_t rereads = 0;
+  uint64_t reread_bytes_fetched = 0;
 };
 
 class ObjectReader {

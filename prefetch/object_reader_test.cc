@@ -331,7 +331,8 @@ TEST_F(ObjectReaderTest, PartsAreReleasedOnceEveryPageWasRead) {
   const uint64_t kChunk = 256 * kKiB;
   uint64_t most_used = 0;
   for (uint64_t base = 0; base < data().size(); base += 4 * kChunk) {
-    for (uint64_t i : {1, 0, 3, 2}) {
+    // The first read at 0 starts the stream; the rest come out of order.
+    for (uint64_t i : {0, 2, 1, 3}) {
       ASSERT_EQ(ReadAndCheck(*r, base + i * kChunk, kChunk), 0);
     }
     pf_->WaitIdle();
@@ -341,9 +342,36 @@ TEST_F(ObjectReaderTest, PartsAreReleasedOnceEveryPageWasRead) {
   // nothing behind (the distance rule alone kept 64 MiB behind).
   EXPECT_LE(most_used, r->stats().window + 2 * cfg_.part_size);
   EXPECT_EQ(src_->bytes_fetched(), data().size());
-  // A page read again after its part went is fetched again, correctly.
+  EXPECT_EQ(r->stats().stream_starts, 1u);
+  EXPECT_TRUE(r->stats().sequential);
+  EXPECT_EQ(r->stats().rereads, 0u);
+  // A page read again after its part went is fetched again, correctly, and
+  // counted as a re-read (the kernel asks again for pages it dropped).
   ASSERT_EQ(ReadAndCheck(*r, 40 * kMiB + 4096, 8192), 0);
+  pf_->WaitIdle();
   EXPECT_EQ(r->stats().seeks, 0u);
+  EXPECT_EQ(r->stats().rereads, 1u);
+  EXPECT_EQ(r->stats().reread_bytes_fetched, src_->bytes_fetched() - data().size());
+  EXPECT_GT(r->stats().reread_bytes_fetched, 0u);
+}
+
+TEST_F(ObjectReaderTest, ALateFirstReadOfAPartReleasedByDistanceIsNoReread) {
+  // One page of the first part is never read, so that part goes by the
+  // distance rule only; reading the page later is a first read, not a re-read.
+  Init(96 * kMiB);
+  auto r = pf_->Open(obj_);
+  const uint64_t kChunk = 1 * kMiB;
+  ASSERT_EQ(ReadAndCheck(*r, 0, kChunk - 4096), 0);
+  for (uint64_t off = kChunk; off < data().size(); off += kChunk) {
+    ASSERT_EQ(ReadAndCheck(*r, off, kChunk), 0);
+  }
+  pf_->WaitIdle();
+  const uint64_t fetched = src_->bytes_fetched();
+  ASSERT_EQ(ReadAndCheck(*r, kChunk - 4096, 4096), 0);
+  pf_->WaitIdle();
+  EXPECT_GT(src_->bytes_fetched(), fetched);  // its part was gone
+  EXPECT_EQ(r->stats().rereads, 0u);
+  EXPECT_EQ(r->stats().reread_bytes_fetched, 0u);
 }
 
 TEST_F(ObjectReaderTest, BudgetIsNeverExceededAndFetchingResumes) {

@@ -168,8 +168,35 @@ void ReaderCore::ReleaseConsumed(uint64_t o, uint64_t e, const std::vector<PartP
     // Every page was asked for: no later READ needs this part. The read being
     // planned pins it until its reply is sent.
     auto it = seq_parts_.find(p->offset());
-    if (it != seq_parts_.end() && it->second == p) seq_parts_.erase(it);
+    if (it != seq_parts_.end() && it->second == p) {
+      seq_parts_.erase(it);
+      NoteConsumed(p->offset(), p->end());
+    }
   }
+}
+
+void ReaderCore::NoteConsumed(uint64_t o, uint64_t e) {
+  auto next = consumed_.upper_bound(o);
+  if (next != consumed_.begin()) {
+    auto prev = std::prev(next);
+    if (prev->second >= o) {  // touches or overlaps the range before
+      o = prev->first;
+      e = std::max(e, prev->second);
+      consumed_.erase(prev);
+    }
+  }
+  while (next != consumed_.end() && next->first <= e) {
+    e = std::max(e, next->second);
+    next = consumed_.erase(next);
+  }
+  consumed_.emplace(o, e);
+}
+
+bool ReaderCore::WasConsumed(uint64_t o, uint64_t e) const {
+  auto next = consumed_.upper_bound(o);
+  if (next == consumed_.begin()) return false;
+  const auto& range = *std::prev(next);
+  return range.first <= o && e <= range.second;
 }
 
 uint64_t ReaderCore::WindowCap() const {
@@ -202,6 +229,10 @@ void ReaderCore::PlanBlock(uint64_t o, uint64_t e, Plan& plan) {
     }
   }
   PartPtr b = NewPart(fetch.start, fetch.end - fetch.start, /*demand=*/true);
+  if (WasConsumed(o, e)) {
+    ++stats_.rereads;
+    stats_.reread_bytes_fetched += b->size();
+  }
   blocks_.push_front(b);
   while (blocks_.size() > static_cast<size_t>(std::max(cfg_.random_cache_blocks, 1))) {
     blocks_.pop_back();

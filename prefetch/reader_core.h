@@ -88,6 +88,9 @@ class ReaderCore : public std::enable_shared_from_this<ReaderCore> {
   PartPtr NewPart(uint64_t offset, uint64_t len, bool demand);
   uint64_t StreamPartLen() const;
   uint64_t AheadCap() const;  // fair share of the budget ahead of this stream
+  // Consumed ranges: parts released because every page was read.
+  void NoteConsumed(uint64_t o, uint64_t e);
+  bool WasConsumed(uint64_t o, uint64_t e) const;
 
   // Without mu_.
   void Issue(std::vector<PartPtr>& to_fetch);
@@ -118,6 +121,10 @@ class ReaderCore : public std::enable_shared_from_this<ReaderCore> {
   int outside_ = 0;        // consecutive requests outside the stream (sequential mode)
   int in_flight_ = 0;      // fetches of this reader not yet done
   ReaderStats stats_;      // guarded by mu_
+  // Byte ranges [start, end) of parts every page of which was read, merged
+  // (guarded by mu_). Only tells a kernel re-read from a late first read in
+  // the stats; at most one entry per part of the file.
+  std::map<uint64_t, uint64_t> consumed_;
 
   RandomLocality locality_;  // sizes random fetches; guarded by mu_
 };

@@ -31,12 +31,26 @@ done
 wait "${readers[@]}" || true
 check "every reader got its file's exact bytes" test "$(cat "$TMP"/ok.* 2>/dev/null | grep -c ok)" = 8
 
-# The debug line of each reader at close: every byte fetched once, by one stream.
+# The debug line of each reader at close: every byte fetched once, by one
+# stream. Pages the kernel asks for a second time (it dropped them, or failed
+# to fill them under memory pressure: CI saw 1 and 2 such 4 KiB READs in a
+# file) are fetched again and counted apart as re-reads; any other extra
+# fetch (a late readahead READ whose part had gone) fails the check.
+fetched_once() {  # fetched_once FILE SIZE: the close line says SIZE + re-read bytes
+  local line fetched reread
+  line=$(grep -o "closed s3://$BUCKET/streams/$1: .*" "$LOG") || return 1
+  [[ $line =~ fetches\ of\ ([0-9]+)\ bytes,\ 1\ stream\ starts,\ 0\ seeks, ]] || return 1
+  fetched=${BASH_REMATCH[1]}
+  [[ $line =~ \(([0-9]+)\ bytes\ fetched\ again\) ]] || return 1
+  reread=${BASH_REMATCH[1]}
+  [[ $fetched -eq $(($2 + reread)) ]]
+}
 for i in $(seq 0 7); do
   size=$(stat -c %s "$TMP/f$i")
-  check "f$i: one stream fetched each byte once" wait_for 10 grep -q \
-    "closed s3://$BUCKET/streams/f$i: .* fetches of $size bytes, 1 stream starts, 0 seeks," "$LOG"
+  check "f$i: one stream fetched each byte once (besides re-reads)" wait_for 10 fetched_once "f$i" "$size"
 done
+rereads=$(grep -c "closed s3://$BUCKET/streams/.* [1-9][0-9]* re-reads" "$LOG" || true)
+[[ $rereads -eq 0 ]] || log "note: $rereads file(s) saw pages read again by the kernel"
 # On failure, show what each reader's stats said (this check failed once under load).
 if [[ $FAILURES -gt 0 ]]; then
   echo "reader stats at close (expected: fetches of the file size, 1 stream start, 0 seeks):"
