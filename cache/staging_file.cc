@@ -31,6 +31,10 @@ ssize_t StagingFileOps::PRead(int fd, void* buf, size_t n, off_t offset) {
   return ::pread(fd, buf, n, offset);
 }
 int StagingFileOps::FTruncate(int fd, off_t size) { return ::ftruncate(fd, size); }
+int StagingFileOps::OpenTmpFile(const char* dir) {
+  return ::open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+}
+int StagingFileOps::Unlink(const char* path) { return ::unlink(path); }
 
 bool StagingSpace::TryAdd(uint64_t bytes) {
   uint64_t used = used_.load(std::memory_order_relaxed);
@@ -62,7 +66,7 @@ Result<std::unique_ptr<StagingFile>> StagingFile::Create(const std::string& dir,
                                                          std::shared_ptr<StagingFileOps> ops,
                                                          std::shared_ptr<StagingSpace> space) {
   if (!ops) ops = std::make_shared<StagingFileOps>();
-  int fd = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  int fd = ops->OpenTmpFile(dir.c_str());
   if (fd < 0) {
     // Filesystems without O_TMPFILE: a named file, unlinked at once.
     std::string path = dir + "/bucketfs-staging-XXXXXX";
@@ -70,8 +74,14 @@ Result<std::unique_ptr<StagingFile>> StagingFile::Create(const std::string& dir,
     name.push_back('\0');
     fd = ::mkostemp(name.data(), O_CLOEXEC);
     if (fd < 0) return IoError(errno, "cannot create a staging file in " + dir);
-    ::unlink(name.data());
-    ::fchmod(fd, 0600);
+    // mkostemp creates it 0600. A file that cannot be unlinked would stay in
+    // the directory after a crash, readable by whoever can read the directory
+    // later: refuse it rather than write someone's data there.
+    if (ops->Unlink(name.data()) != 0) {
+      const int err = errno;
+      ::close(fd);
+      return IoError(err, std::string("cannot unlink new staging file ") + name.data());
+    }
   }
   return std::unique_ptr<StagingFile>(new StagingFile(fd, std::move(ops), std::move(space)));
 }

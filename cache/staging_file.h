@@ -42,6 +42,10 @@ class StagingFileOps {
   virtual ssize_t PWrite(int fd, const void* buf, size_t n, off_t offset);
   virtual ssize_t PRead(int fd, void* buf, size_t n, off_t offset);
   virtual int FTruncate(int fd, off_t size);
+  // An anonymous file in `dir` (O_TMPFILE), or -1 with errno.
+  virtual int OpenTmpFile(const char* dir);
+  // The named-file fallback of Create, for filesystems without O_TMPFILE.
+  virtual int Unlink(const char* path);
 };
 
 // Disk bytes used by all staging files of a mount, and the limit (0: none).
