@@ -294,7 +294,10 @@ TEST_F(ObjectReaderTest, WindowStopsAtWhatItsFetchesInFlightCover) {
   cfg_.max_window = 256 * kMiB;
   cfg_.max_parts_in_flight = 4;
   Init(160 * kMiB);
-  src_->SetLatency(std::chrono::milliseconds(50));
+  // Slow enough that the reader outruns the store even under ASan or a
+  // loaded machine (at 50 ms an ASan reader kept up and the window stayed at
+  // two parts: growth needs reads that wait).
+  src_->SetLatency(std::chrono::milliseconds(200));
   auto r = pf_->Open(obj_);
   uint64_t most_used = 0;
   for (uint64_t off = 0; off < data().size(); off += kMiB) {
