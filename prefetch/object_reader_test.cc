@@ -245,11 +245,12 @@ TEST_F(ObjectReaderTest, FreeRunningInterleavedThreadsGetExactBytes) {
 
 TEST_F(ObjectReaderTest, WindowGrowsOnlyWhileReadsWait) {
   cfg_.max_window = 32 * kMiB;
-  // A slow store (100 ms a fetch: two parts in flight bring 160 MB/s, far
-  // below any reader, even on a loaded machine): the reader keeps catching
-  // up with the window, which grows past two parts to its cap.
+  // A slow store (300 ms a fetch: two parts in flight bring 53 MB/s, far
+  // below any reader; at 100 ms an ASan reader on a machine at load 22 was
+  // descheduled long enough to never wait): the reader keeps catching up
+  // with the window, which grows past two parts to its cap.
   Init(96 * kMiB);
-  src_->SetLatency(std::chrono::milliseconds(100));
+  src_->SetLatency(std::chrono::milliseconds(300));
   auto fast = pf_->Open(obj_);
   for (uint64_t off = 0; off < data().size(); off += kMiB) {
     ASSERT_EQ(ReadAndCheck(*fast, off, kMiB), 0);
