@@ -50,7 +50,14 @@ class PrefetchReader : public FileReader {
           // two transport threads spent 67-83% of their time in those
           // copies (writev) instead of draining their sockets: the p90 of
           // an 8 MiB GET on s3sim-shaped was 0.57-0.65 s, 0.24-0.27 s with
-          // the replies here (issue 5).
+          // the replies here (issue 5). Small replies too: answering 4 KiB
+          // O_DIRECT READs on the transport thread saved a context switch
+          // and ~15 us of CPU per READ, yet lost IOPS on rand4k (s3sim, 2
+          // loaded cores: base ahead in 11 of 15 alternating runs, harness
+          // 0.78-0.80x of the direct client vs 0.56-0.63x). Not proven
+          // why; likely the woken reader often preempts the replying
+          // thread, which a reply thread can afford and a transport thread
+          // with other sockets to drain cannot.
           auto pending = std::make_shared<std::pair<ReadDone, Result<prefetch::ReadData>>>(
               std::move(done), std::move(r));
           replies_->Post([this, offset, size, pending] {

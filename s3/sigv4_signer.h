@@ -3,7 +3,8 @@
 // Everything that varies is passed in (credentials, region, service, clock,
 // payload hash), and the intermediate canonical request and string-to-sign
 // are returned so tests compare them with AWS's published examples. The
-// signer does no I/O and holds no state.
+// signer does no I/O; its only state is per thread and invisible in the
+// results: the last signing key derived and an HMAC context (sigv4_signer.cc).
 #pragma once
 
 #include <chrono>

@@ -13,6 +13,7 @@
 #include <ctime>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace bucketfs::s3 {
 namespace {
@@ -291,6 +292,37 @@ TEST(SigV4Signer, HeadersToAddCarryDateHashTokenAndAuthorization) {
             std::string::npos);
   EXPECT_EQ(parts.canonical_request.substr(parts.canonical_request.size() - 16),
             "UNSIGNED-PAYLOAD");
+}
+
+// Each thread keeps the last signing key it derived: a signature must still
+// depend on its own inputs only, whatever the thread signed before, when any
+// one of secret, day, region or service changes between two requests.
+TEST(SigV4Signer, SignatureDoesNotDependOnWhatTheThreadSignedBefore) {
+  struct Input {
+    Credentials creds;
+    SigningContext ctx;
+  };
+  const Input base{kS3Creds, {"us-east-1", "s3", ParseAmzDate("20130524T000000Z")}};
+  std::vector<Input> inputs = {base, base, base, base, base};
+  inputs[1].creds.secret_access_key += "X";
+  inputs[2].ctx.now = ParseAmzDate("20130525T000000Z");  // the next day
+  inputs[3].ctx.region = "eu-west-1";
+  inputs[4].ctx.service = "service";
+  const SigningRequest req{
+      "GET", "/k", {}, {{"host", "b.s3.amazonaws.com"}}, std::string(kUnsignedPayload)};
+
+  // On a fresh thread each: nothing signed before.
+  std::vector<std::string> fresh;
+  for (const auto& in : inputs) {
+    std::thread([&] { fresh.push_back(SignV4(req, in.creds, in.ctx).signature); }).join();
+  }
+  for (size_t i = 1; i < fresh.size(); ++i) EXPECT_NE(fresh[i], fresh[0]) << i;
+  // On one thread, alternating with the base input.
+  for (size_t i = 1; i < inputs.size(); ++i) {
+    EXPECT_EQ(SignV4(req, base.creds, base.ctx).signature, fresh[0]) << i;
+    EXPECT_EQ(SignV4(req, inputs[i].creds, inputs[i].ctx).signature, fresh[i]) << i;
+  }
+  EXPECT_EQ(SignV4(req, base.creds, base.ctx).signature, fresh[0]);
 }
 
 TEST(SigV4Signer, CallerCopiesOfSignerHeadersAreReplacedAndDuplicatesJoined) {
