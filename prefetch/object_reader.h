@@ -46,10 +46,12 @@ struct ReaderStats {
   uint64_t forced_bytes = 0;   // demand bytes taken past a full budget
   uint64_t reads = 0;          // reads answered or pending
   uint64_t waited_reads = 0;   // reads that found a part they need still in flight
-  // Reads of pages that had all been read before, from a part the stream let
-  // go once every page of it was read (ReadCoverage): the kernel asks again
-  // for pages it dropped or failed to fill, e.g. under memory pressure. Their
-  // fetches are served on the side and counted here as well as in fetches.
+  // Reads that needed a fetch and ask again for pages of a part the stream
+  // let go once every page of it was read (ReadCoverage): the kernel asks
+  // again for pages it dropped or failed to fill, e.g. under memory pressure.
+  // Their fetches (whole, even where they also cover bytes never read) are
+  // counted here as well as in fetches: any other byte fetched twice means a
+  // part went before a late first read needed it.
   uint64_t rereads = 0;
   uint64_t reread_bytes_fetched = 0;
 };

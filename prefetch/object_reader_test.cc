@@ -359,6 +359,24 @@ TEST_F(ObjectReaderTest, PartsAreReleasedOnceEveryPageWasRead) {
   EXPECT_GT(r->stats().reread_bytes_fetched, 0u);
 }
 
+TEST_F(ObjectReaderTest, ARereadThatAlsoCoversAHeldPartIsCountedWhole) {
+  // The kernel's READs do not follow part boundaries: one that asks again for
+  // released pages and also for pages of a part still held is a re-read too,
+  // and its whole fetch is counted.
+  Init(96 * kMiB);
+  auto r = pf_->Open(obj_);
+  for (uint64_t off = 0; off < 40 * kMiB; off += kMiB) {
+    ASSERT_EQ(ReadAndCheck(*r, off, kMiB), 0);
+  }
+  pf_->WaitIdle();
+  ASSERT_EQ(r->stats().rereads, 0u);
+  ASSERT_EQ(ReadAndCheck(*r, 30 * kMiB, 10 * kMiB + 4096), 0);
+  pf_->WaitIdle();
+  EXPECT_EQ(r->stats().rereads, 1u);
+  EXPECT_GE(r->stats().reread_bytes_fetched, 10 * kMiB);
+  EXPECT_EQ(r->stats().seeks, 0u);
+}
+
 TEST_F(ObjectReaderTest, ALateFirstReadOfAPartReleasedByDistanceIsNoReread) {
   // One page of the first part is never read, so that part goes by the
   // distance rule only; reading the page later is a first read, not a re-read.

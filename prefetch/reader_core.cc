@@ -192,11 +192,18 @@ void ReaderCore::NoteConsumed(uint64_t o, uint64_t e) {
   consumed_.emplace(o, e);
 }
 
-bool ReaderCore::WasConsumed(uint64_t o, uint64_t e) const {
-  auto next = consumed_.upper_bound(o);
+bool ReaderCore::OverlapsConsumed(uint64_t o, uint64_t e) const {
+  // The last range starting before e is the only one that can reach past o
+  // (ranges are merged, so they do not overlap each other).
+  auto next = consumed_.lower_bound(e);
   if (next == consumed_.begin()) return false;
-  const auto& range = *std::prev(next);
-  return range.first <= o && e <= range.second;
+  return std::prev(next)->second > o;
+}
+
+void ReaderCore::NoteRereadFetch(uint64_t o, uint64_t e, const PartPtr& fetched) {
+  if (!OverlapsConsumed(o, e)) return;
+  ++stats_.rereads;
+  stats_.reread_bytes_fetched += fetched->size();
 }
 
 uint64_t ReaderCore::WindowCap() const {
@@ -229,10 +236,7 @@ void ReaderCore::PlanBlock(uint64_t o, uint64_t e, Plan& plan) {
     }
   }
   PartPtr b = NewPart(fetch.start, fetch.end - fetch.start, /*demand=*/true);
-  if (WasConsumed(o, e)) {
-    ++stats_.rereads;
-    stats_.reread_bytes_fetched += b->size();
-  }
+  NoteRereadFetch(o, e, b);
   blocks_.push_front(b);
   while (blocks_.size() > static_cast<size_t>(std::max(cfg_.random_cache_blocks, 1))) {
     blocks_.pop_back();
@@ -325,6 +329,7 @@ void ReaderCore::EnsureCovered(uint64_t o, uint64_t e, Plan& plan) {
       len = std::min(std::max(e - pos, cfg_.random_floor), gap_end - pos);
       p = NewPart(pos, len, /*demand=*/true);
     }
+    NoteRereadFetch(o, e, p);
     seq_parts_.emplace(pos, p);
     frontier_ = std::max(frontier_, p->end());
     plan.to_fetch.push_back(p);

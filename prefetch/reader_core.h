@@ -90,7 +90,10 @@ class ReaderCore : public std::enable_shared_from_this<ReaderCore> {
   uint64_t AheadCap() const;  // fair share of the budget ahead of this stream
   // Consumed ranges: parts released because every page was read.
   void NoteConsumed(uint64_t o, uint64_t e);
-  bool WasConsumed(uint64_t o, uint64_t e) const;
+  bool OverlapsConsumed(uint64_t o, uint64_t e) const;
+  // Counts `fetched` as a re-read fetch when the read [o, e) asks again for
+  // bytes of a consumed range.
+  void NoteRereadFetch(uint64_t o, uint64_t e, const PartPtr& fetched);
 
   // Without mu_.
   void Issue(std::vector<PartPtr>& to_fetch);

@@ -33,17 +33,18 @@ check "every reader got its file's exact bytes" test "$(cat "$TMP"/ok.* 2>/dev/n
 
 # The debug line of each reader at close: every byte fetched once, by one
 # stream. Pages the kernel asks for a second time (it dropped them, or failed
-# to fill them under memory pressure: CI saw 1 and 2 such 4 KiB READs in a
-# file) are fetched again and counted apart as re-reads; any other extra
-# fetch (a late readahead READ whose part had gone) fails the check.
-fetched_once() {  # fetched_once FILE SIZE: the close line says SIZE + re-read bytes
+# to fill them under memory pressure: CI saw 1 and 2 such READs in a file,
+# a loaded machine up to 3 of up to 1 MiB) are fetched again and counted
+# apart as re-reads; any other extra fetch (a late readahead READ whose part
+# had gone) fails the check: size <= fetched and fetched - re-read <= size.
+fetched_once() {  # fetched_once FILE SIZE
   local line fetched reread
   line=$(grep -o "closed s3://$BUCKET/streams/$1: .*" "$LOG") || return 1
   [[ $line =~ fetches\ of\ ([0-9]+)\ bytes,\ 1\ stream\ starts,\ 0\ seeks, ]] || return 1
   fetched=${BASH_REMATCH[1]}
   [[ $line =~ \(([0-9]+)\ bytes\ fetched\ again\) ]] || return 1
   reread=${BASH_REMATCH[1]}
-  [[ $fetched -eq $(($2 + reread)) ]]
+  [[ $fetched -ge $2 && $((fetched - reread)) -le $2 ]]
 }
 for i in $(seq 0 7); do
   size=$(stat -c %s "$TMP/f$i")
