@@ -454,13 +454,16 @@ TEST_F(CurlTransportTest, HandlerAbortIsAborted) {
 }
 
 TEST_F(CurlTransportTest, DelayedSubmitWaits) {
+  // The immediate request is not held behind the delayed one. The delay is
+  // long so that a loaded machine cannot blur the two (at 300 ms, with the
+  // check at 250 ms, one run at load 15 took 311 ms).
   const auto start = std::chrono::steady_clock::now();
-  auto late = Send(Get("/hello"), 300ms);
+  auto late = Send(Get("/hello"), 1500ms);
   auto now = Send(Get("/hello"));
   ASSERT_TRUE(Wait(now).ok());
-  EXPECT_LT(std::chrono::steady_clock::now() - start, 250ms);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 1500ms);
   ASSERT_TRUE(Wait(late).ok());
-  EXPECT_GE(std::chrono::steady_clock::now() - start, 300ms);
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 1500ms);
 }
 
 TEST_F(CurlTransportTest, DestructionCompletesPendingWithShutdown) {
