@@ -83,11 +83,18 @@ Result<std::unique_ptr<StagingFile>> StagingFile::Create(const std::string& dir,
       return IoError(err, std::string("cannot unlink new staging file ") + name.data());
     }
   }
-  return std::unique_ptr<StagingFile>(new StagingFile(fd, std::move(ops), std::move(space)));
+  // A second descriptor with O_DIRECT for WriteBuffered (O_DIRECT is a
+  // property of the open file, and Read/Write stay buffered). File systems
+  // without O_DIRECT (tmpfs before 6.6) refuse it here or at the first write.
+  const std::string self = "/proc/self/fd/" + std::to_string(fd);
+  const int direct_fd = ::open(self.c_str(), O_RDWR | O_DIRECT | O_CLOEXEC);
+  return std::unique_ptr<StagingFile>(
+      new StagingFile(fd, direct_fd, std::move(ops), std::move(space)));
 }
 
 StagingFile::~StagingFile() {
   if (space_) space_->Sub(size_);
+  if (direct_fd_ >= 0) ::close(direct_fd_);
   ::close(fd_);
 }
 
@@ -119,6 +126,41 @@ Status StagingFile::Write(uint64_t offset, std::span<const std::byte> data) {
     }
     done += static_cast<size_t>(n);
   }
+  return Status::Ok();
+}
+
+Status StagingFile::PWriteAll(int fd, uint64_t offset, std::span<const std::byte> data) {
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n =
+        ops_->PWrite(fd, data.data() + done, data.size() - done, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return IoError(n < 0 ? errno : ENOSPC, "staging write");
+    done += static_cast<size_t>(n);
+  }
+  return Status::Ok();
+}
+
+Status StagingFile::WriteBuffered(uint64_t offset, std::span<const std::byte> data) {
+  constexpr uint64_t kAlign = 4096;  // logical block sizes are at most a page
+  const auto addr = reinterpret_cast<uintptr_t>(data.data());
+  uint64_t direct = 0;
+  if (direct_fd_ >= 0 && direct_ok_.load(std::memory_order_relaxed) && offset % kAlign == 0 &&
+      addr % kAlign == 0) {
+    direct = data.size() / kAlign * kAlign;
+  }
+  if (direct > 0) {
+    Status s = PWriteAll(direct_fd_, offset, data.first(direct));
+    if (!s.ok() && s.error().errno_value == EINVAL) {
+      direct_ok_.store(false, std::memory_order_relaxed);  // not supported here
+      direct = 0;
+    } else if (!s.ok()) {
+      return s;
+    }
+  }
+  if (direct == data.size()) return Status::Ok();
+  if (Status s = PWriteAll(fd_, offset + direct, data.subspan(direct)); !s.ok()) return s;
+  DropCached(offset + direct, data.size() - direct);
   return Status::Ok();
 }
 

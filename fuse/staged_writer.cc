@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <map>
 #include <set>
 #include <vector>
@@ -34,8 +35,28 @@ struct PartState {
   bool has_etag = false;  // `etag` holds the bytes of generation `etag_gen`
   uint64_t etag_gen = 0;
   std::string etag;
-  std::string crc32c;  // sent with `etag`'s upload (kCrc32c uploads)
+  std::string crc32c;            // sent with `etag`'s upload (kCrc32c uploads)
+  bool staging_pending = false;  // filled in memory, being written to the staging file
 };
+
+// A part filled in memory (see staged_writer.h).
+struct Fill {
+  PartBuffer buf;
+  uint64_t end = 0;    // bytes from the part's start that hold data (or zeros)
+  uint32_t crc = 0;    // CRC32C of [0, end) while `summed`
+  bool summed = true;  // every write so far came in order
+};
+
+// A part on its way: the buffer is given back when both the upload and (for
+// a part filled in memory) its staging write are done with it.
+struct Sending {
+  PartBuffer body;
+  std::atomic<int> users{1};
+};
+
+// Fill buffers one writer holds at once: the part it writes and the one
+// before, still settling (plus one for a write that straddles a boundary).
+constexpr size_t kMaxFills = 3;
 
 class StagedWriter : public FileWriter {
  public:
@@ -56,6 +77,7 @@ class StagedWriter : public FileWriter {
     std::lock_guard lock(mu_);
     if (!committed_) AbortLocked();
     WaitForAllParts();  // completions must not outlive this object
+    ReleaseFills();
   }
 
   uint64_t size() const override { return size_.load(std::memory_order_acquire); }
@@ -69,7 +91,15 @@ class StagedWriter : public FileWriter {
     for (int i = first; i <= last; ++i) {
       if (Status s = Materialize(i); !s.ok()) return Fail(s.error());
     }
-    if (Status s = staging_->Write(offset, data); !s.ok()) return Fail(s.error());
+    // The space limit's ENOSPC for the whole write before any of it lands.
+    if (Status s = staging_->Reserve(end); !s.ok()) return Fail(s.error());
+    for (int i = first; i <= last; ++i) {
+      const uint64_t lo = std::max(offset, layout_.Start(i));
+      const uint64_t hi = std::min(end, layout_.End(i));
+      if (Status s = WritePart(i, lo, data.subspan(lo - offset, hi - lo)); !s.ok()) {
+        return Fail(s.error());
+      }
+    }
     modified_ = true;
     {
       std::lock_guard done(done_mu_);
@@ -93,6 +123,11 @@ class StagedWriter : public FileWriter {
     if (lo < hi) {
       if (Status s = Materialize(first); !s.ok()) return Fail(s.error());
     }
+    // Rare (ftruncate while writing): parts filled in memory go to the
+    // staging file first, so the cut and zero-extension happen in one place.
+    // A staging write still under way could land past the new end.
+    if (Status s = SpillFills(); !s.ok()) return Fail(s.error());
+    WaitForStagingWrites();
     if (Status s = staging_->Truncate(new_size); !s.ok()) return Fail(s.error());
     if (base_ && base_->size > new_size)
       base_->size = new_size;  // base bytes past the end are gone
@@ -112,6 +147,8 @@ class StagedWriter : public FileWriter {
     std::lock_guard lock(mu_);
     if (!committed_) {
       committed_ = CommitLocked();
+      WaitForAllParts();
+      ReleaseFills();
       staging_.reset();  // frees the disk space now, not when the handle goes
     }
     return *committed_;
@@ -121,6 +158,7 @@ class StagedWriter : public FileWriter {
     std::lock_guard lock(mu_);
     if (committed_) return;
     AbortLocked();
+    ReleaseFills();
     committed_ = Result<CommittedObject>(MakeError(ECANCELED, "Aborted", "upload aborted"));
     staging_.reset();
   }
@@ -147,6 +185,71 @@ class StagedWriter : public FileWriter {
     ++p.gen;
     p.touched = true;
     if (!p.in_flight) pending_.insert(i);  // in flight: re-queued when it completes
+  }
+
+  // Writes `data` (inside part `i`) at `at`: into the part's fill buffer when
+  // it is filled in memory (or may start to be), else into the staging file.
+  Status WritePart(int i, uint64_t at, std::span<const std::byte> data) REQUIRES(mu_) {
+    auto it = fills_.find(i);
+    if (it == fills_.end() && CanFill(i)) {
+      if (auto buf = ctx_.budget->TakeFill(layout_.SizeOf(i))) {
+        it = fills_.emplace(i, Fill{std::move(*buf)}).first;
+      }
+    }
+    if (it == fills_.end()) {
+      WaitStaged(i);  // its bytes must be in the file before these land
+      return staging_->Write(at, data);
+    }
+    Fill& f = it->second;
+    const uint64_t off = at - layout_.Start(i);
+    const bool crc = checksum_ == s3::BodyChecksum::kCrc32c;
+    std::byte* bytes = f.buf.data.get();
+    if (off > f.end) {  // a hole: reads as zeros, like the staging file's
+      std::memset(bytes + f.end, 0, off - f.end);
+      if (crc && f.summed) f.crc = s3::Crc32c({bytes + f.end, off - f.end}, f.crc);
+      f.end = off;
+    }
+    std::memcpy(bytes + off, data.data(), data.size());
+    if (off == f.end) {
+      if (crc && f.summed) f.crc = s3::Crc32c(data, f.crc);  // still in the CPU cache
+    } else {
+      f.summed = false;  // bytes summed already changed: StartPart sums the part
+    }
+    f.end = std::max(f.end, off + data.size());
+    return Status::Ok();
+  }
+
+  // Part `i` may be filled in memory: a part after the first (small files
+  // keep to the staging file and one PutObject) never written before, with
+  // no base bytes in it.
+  bool CanFill(int i) REQUIRES(mu_) {
+    if (!ctx_.staging.fill_in_memory || i == 0 || fills_.size() >= kMaxFills) return false;
+    if (base_ && layout_.Start(i) < base_->size) return false;
+    std::lock_guard done(done_mu_);
+    return static_cast<size_t>(i) >= parts_.size() || !parts_[i].touched;
+  }
+
+  // Waits until part `i`'s fill buffer is in the staging file.
+  void WaitStaged(int i) REQUIRES(mu_) {
+    std::unique_lock done(done_mu_);
+    cv_.wait(done,
+             [&] { return static_cast<size_t>(i) >= parts_.size() || !parts_[i].staging_pending; });
+  }
+
+  // Writes every part being filled in memory to the staging file.
+  Status SpillFills() REQUIRES(mu_) {
+    Status result = Status::Ok();
+    for (auto& [i, f] : fills_) {
+      if (result.ok()) result = staging_->Write(layout_.Start(i), {f.buf.data.get(), f.end});
+      ctx_.budget->Give(std::move(f.buf));
+    }
+    fills_.clear();
+    return result;
+  }
+
+  void ReleaseFills() REQUIRES(mu_) {
+    for (auto& [i, f] : fills_) ctx_.budget->Give(std::move(f.buf));
+    fills_.clear();
   }
 
   // Brings the base object's bytes of part `i` into the staging file before
@@ -197,15 +300,19 @@ class StagedWriter : public FileWriter {
           ++queued;
         }
         if (next < 0) return Status::Ok();
-        if (in_flight_ >= window && !all && queued <= static_cast<size_t>(window)) {
-          return Status::Ok();  // later writes (or Commit) start it
+        // A staged part may wait for a later write (or Commit) to start it;
+        // a part filled in memory is waited for (backpressure), or the
+        // writer would run ahead filling more buffers.
+        if (in_flight_ >= window && !all && queued <= static_cast<size_t>(window) &&
+            !fills_.contains(next)) {
+          return Status::Ok();
         }
       }
       {
         std::unique_lock done(done_mu_);
         cv_.wait(done, [&] { return in_flight_ < window; });
       }
-      if (Status s = StartPart(next); !s.ok()) return Fail(s.error());
+      if (Status s = StartPart(next, all); !s.ok()) return Fail(s.error());
     }
   }
 
@@ -223,12 +330,33 @@ class StagedWriter : public FileWriter {
 
   // Takes a slot and a buffer for part `i` (the backpressure: this may wait
   // for the budget) and has the runner read it from the staging file and
-  // send it.
-  Status StartPart(int i) REQUIRES(mu_) {
+  // send it. A part filled in memory already has its buffer; it is staged
+  // while it is sent, unless this is the commit (`final`).
+  Status StartPart(int i, bool final) REQUIRES(mu_) {
     if (Status s = EnsureUpload(); !s.ok()) return s;
     const uint64_t start = layout_.Start(i);
     const uint64_t len = std::min(layout_.End(i), size_.load()) - start;
-    auto body = std::make_shared<PartBuffer>(ctx_.budget->Take(len));
+    auto job = std::make_shared<Sending>();
+    std::optional<uint32_t> sum;  // known already (filled in order)
+    bool from_memory = false, stage = false;
+    if (auto it = fills_.find(i); it != fills_.end()) {
+      Fill f = std::move(it->second);
+      fills_.erase(it);
+      ctx_.budget->FillSent(f.buf);
+      std::byte* bytes = f.buf.data.get();
+      if (f.end < len) {  // a hole at the end of the part
+        std::memset(bytes + f.end, 0, len - f.end);
+        if (f.summed) f.crc = s3::Crc32c({bytes + f.end, len - f.end}, f.crc);
+      }
+      f.buf.size = len;
+      if (f.summed && checksum_ == s3::BodyChecksum::kCrc32c) sum = f.crc;
+      job->body = std::move(f.buf);
+      from_memory = true;
+      stage = !final;
+    } else {
+      job->body = ctx_.budget->Take(len);
+    }
+    if (stage) job->users.store(2);
     uint64_t gen;
     {
       std::lock_guard done(done_mu_);
@@ -237,6 +365,10 @@ class StagedWriter : public FileWriter {
       p.in_flight = true;
       gen = p.gen;
       ++in_flight_;
+      if (stage) {
+        p.staging_pending = true;
+        ++staging_writes_;
+      }
     }
     s3::UploadPartParams p;
     p.bucket = bucket_;
@@ -245,9 +377,15 @@ class StagedWriter : public FileWriter {
     p.part_number = i + 1;
     p.checksum = checksum_;
     // The staging file outlives the task: it is dropped only after
-    // WaitForAllParts, and the task counts in in_flight_ until it ends.
-    auto task = [this, staging = staging_.get(), body, p = std::move(p), i, gen, start] {
-      SendPart(*staging, body, p, i, gen, start);
+    // WaitForAllParts, and the task counts in in_flight_ (and
+    // staging_writes_) until it ends.
+    auto task = [this, staging = staging_.get(), job, p = std::move(p), i, gen, start, from_memory,
+                 stage, sum] {
+      if (from_memory) {
+        SendFilled(*staging, job, p, i, gen, start, stage, sum);
+      } else {
+        SendPart(*staging, job, p, i, gen, start);
+      }
     };
     if (ctx_.runner) {
       ctx_.runner->Post(std::move(task));
@@ -257,6 +395,43 @@ class StagedWriter : public FileWriter {
     return Status::Ok();
   }
 
+  // On the runner, for a part filled in memory: sums it unless that was done
+  // as it was written, hands it to the upload and, meanwhile, writes it to
+  // the staging file (`stage`) for writes that may come back to it.
+  void SendFilled(cache::StagingFile& staging, const std::shared_ptr<Sending>& job,
+                  s3::UploadPartParams p, int i, uint64_t gen, uint64_t start, bool stage,
+                  std::optional<uint32_t> sum) {
+    if (p.checksum == s3::BodyChecksum::kCrc32c) {
+      p.crc32c = s3::Crc32cToBase64(sum ? *sum : s3::Crc32c(job->body.bytes()));
+    }
+    ctx_.client->UploadPartAsync(
+        p, job->body.bytes(),
+        [this, job, i, gen](Result<s3::UploadPartResult> r) { PartDone(*job, i, gen, r); });
+    if (!stage) return;
+    Status s = staging.WriteBuffered(start, job->body.bytes());
+    Unuse(*job);
+    StagingDone(i, s);  // the last touch of `this`
+  }
+
+  // The staging write of part `i` (filled in memory) ended.
+  void StagingDone(int i, const Status& s) {
+    if (!s.ok()) {
+      spdlog::warn("staging part {} of s3://{}/{}: {}", i + 1, bucket_, key_, s.error().ToString());
+    }
+    std::lock_guard done(done_mu_);
+    parts_[i].staging_pending = false;
+    if (!s.ok() && !first_error_) first_error_ = s.error();
+    --staging_writes_;
+    cv_.notify_all();
+  }
+
+  // One user of the part's buffer is done with it; the last gives it back.
+  void Unuse(Sending& job) {
+    if (job.users.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      ctx_.budget->Give(std::move(job.body));
+    }
+  }
+
   // On the runner: reads the part (the bytes as they are now; a write since
   // StartPart bumped the generation, so this upload's ETag will be dropped)
   // and uploads it. CRC32C parts are summed piece by piece as they are read,
@@ -264,31 +439,31 @@ class StagedWriter : public FileWriter {
   // reads it from memory again: a fifth of the daemon's CPU in write4).
   // Nothing of `this` is touched once the upload is handed over: its
   // completion may end the writer's wait for in-flight parts.
-  void SendPart(cache::StagingFile& staging, const std::shared_ptr<PartBuffer>& body,
+  void SendPart(cache::StagingFile& staging, const std::shared_ptr<Sending>& job,
                 s3::UploadPartParams p, int i, uint64_t gen, uint64_t start) {
     constexpr uint64_t kPiece = 256 << 10;
     const bool crc = p.checksum == s3::BodyChecksum::kCrc32c;
     uint32_t sum = 0;
-    const std::span<std::byte> bytes = body->bytes();
+    const std::span<std::byte> bytes = job->body.bytes();
     for (uint64_t off = 0; off < bytes.size(); off += kPiece) {
       const auto piece = bytes.subspan(off, std::min<uint64_t>(kPiece, bytes.size() - off));
       if (Status s = staging.Read(start + off, piece); !s.ok()) {
-        PartDone(*body, i, gen, s.error());
+        PartDone(*job, i, gen, s.error());
         return;
       }
       if (crc) sum = s3::Crc32c(piece, sum);
     }
     if (crc) p.crc32c = s3::Crc32cToBase64(sum);
-    staging.DropCached(start, body->size);
+    staging.DropCached(start, job->body.size);
     ctx_.client->UploadPartAsync(
-        p, body->bytes(),
-        [this, body, i, gen](Result<s3::UploadPartResult> r) { PartDone(*body, i, gen, r); });
+        p, job->body.bytes(),
+        [this, job, i, gen](Result<s3::UploadPartResult> r) { PartDone(*job, i, gen, r); });
   }
 
   // The end of part `i`'s upload (or of its read-back): gives the buffer
   // back and records the ETag, or the error, or that the part must go again.
-  void PartDone(PartBuffer& body, int i, uint64_t gen, const Result<s3::UploadPartResult>& r) {
-    ctx_.budget->Give(std::move(body));
+  void PartDone(Sending& job, int i, uint64_t gen, const Result<s3::UploadPartResult>& r) {
+    Unuse(job);
     std::lock_guard done(done_mu_);
     PartState& part = parts_[i];
     part.in_flight = false;
@@ -431,9 +606,14 @@ class StagedWriter : public FileWriter {
     return e;
   }
 
+  void WaitForStagingWrites() {
+    std::unique_lock done(done_mu_);
+    cv_.wait(done, [&] { return staging_writes_ == 0; });
+  }
+
   void WaitForAllParts() {
     std::unique_lock done(done_mu_);
-    cv_.wait(done, [&] { return in_flight_ == 0; });
+    cv_.wait(done, [&] { return in_flight_ == 0 && staging_writes_ == 0; });
   }
 
   std::optional<Error> StickyError() {
@@ -473,12 +653,14 @@ class StagedWriter : public FileWriter {
   bool modified_ GUARDED_BY(mu_) = false;
   bool copy_unsupported_ GUARDED_BY(mu_) = false;  // the store answered 501 to UploadPartCopy
   std::optional<Result<CommittedObject>> committed_ GUARDED_BY(mu_);
+  std::map<int, Fill> fills_ GUARDED_BY(mu_);  // parts filled in memory, not yet sent
 
   std::mutex done_mu_;
   std::condition_variable cv_;
   std::vector<PartState> parts_ GUARDED_BY(done_mu_);
   std::set<int> pending_ GUARDED_BY(done_mu_);  // changed, not clean, not in flight
   int in_flight_ GUARDED_BY(done_mu_) = 0;
+  int staging_writes_ GUARDED_BY(done_mu_) = 0;  // filled parts being written to staging
   std::optional<Error> first_error_ GUARDED_BY(done_mu_);
 };
 
@@ -523,7 +705,7 @@ uint64_t PartSizeFor(uint64_t base, int part_number) {
 }
 
 uint64_t UploadBudget::Acquire(uint64_t bytes) {
-  bytes = std::min(bytes, capacity_);
+  bytes = std::min(bytes, std::max<uint64_t>(capacity_ / 2, 1));
   std::unique_lock lock(mu_);
   cv_.wait(lock, [&] { return used_ + bytes <= capacity_; });
   used_ += bytes;
@@ -543,6 +725,38 @@ PartBuffer UploadBudget::Take(uint64_t bytes) {
   PartBuffer b;
   b.charged = Acquire(bytes);
   b.size = bytes;
+  Provide(b);
+  return b;
+}
+
+std::optional<PartBuffer> UploadBudget::TakeFill(uint64_t bytes) {
+  if (bytes == 0 || bytes > capacity_ / 4) return std::nullopt;
+  {
+    std::unique_lock lock(mu_);
+    const auto too_many = [&] { return fill_bytes_ + bytes > capacity_ / 2; };
+    cv_.wait(lock, [&] { return too_many() || used_ + bytes <= capacity_; });
+    if (too_many()) return std::nullopt;
+    used_ += bytes;
+    fill_bytes_ += bytes;
+    peak_ = std::max(peak_, used_);
+  }
+  PartBuffer b;
+  b.charged = bytes;
+  b.size = bytes;
+  b.filling = true;
+  Provide(b);
+  return b;
+}
+
+void UploadBudget::FillSent(PartBuffer& buffer) {
+  if (!buffer.filling) return;
+  std::lock_guard lock(mu_);
+  fill_bytes_ -= buffer.charged;
+  buffer.filling = false;
+}
+
+void UploadBudget::Provide(PartBuffer& b) {
+  const uint64_t bytes = b.size;
   std::vector<PartBuffer> dropped;  // freed outside the lock
   {
     std::lock_guard lock(mu_);
@@ -559,7 +773,7 @@ PartBuffer UploadBudget::Take(uint64_t bytes) {
       free_.erase(best);
       // Past `bytes` stays poisoned: a read beyond the part is reported.
       UnpoisonMemory(b.data.get(), bytes);
-      return b;
+      return;
     }
     // A new buffer: kept ones give way so that kept plus used fit the capacity.
     while (!free_.empty() && free_bytes_ + used_ > capacity_) {
@@ -570,10 +784,10 @@ PartBuffer UploadBudget::Take(uint64_t bytes) {
   }
   b.data = prefetch::AllocateBuffer(bytes);  // no zeroing: every byte is written
   b.capacity = bytes;
-  return b;
 }
 
 void UploadBudget::Give(PartBuffer buffer) {
+  FillSent(buffer);
   const uint64_t charged = buffer.charged;
   {
     std::lock_guard lock(mu_);
@@ -611,8 +825,9 @@ std::shared_ptr<FileWriterFactory> MakeStagedWriterFactory(std::shared_ptr<s3::O
   StagingContext ctx;
   ctx.client = std::move(client);
   ctx.writer = options;
-  ctx.budget =
-      std::make_shared<UploadBudget>(std::max<uint64_t>(staging.memory_budget, options.part_size));
+  // At least two parts: a part may take half (see UploadBudget::Acquire).
+  ctx.budget = std::make_shared<UploadBudget>(
+      std::max<uint64_t>(staging.memory_budget, 2 * options.part_size));
   ctx.space = std::make_shared<cache::StagingSpace>(staging.disk_limit);
   ctx.runner = std::make_shared<WorkerPool>(staging.prepare_threads);
   ctx.staging = std::move(staging);

@@ -5,6 +5,17 @@
 // application keeps writing.
 //
 // Parts and their life:
+// - Parts after the first that a new file's writes reach for the first time
+//   are assembled in a part buffer instead of the staging file ("filled in
+//   memory"): writes are copied straight into it (and summed while the bytes
+//   are in the CPU cache, when they come in order), so nothing is read back.
+//   When such a part goes out, the worker hands the buffer to the upload and
+//   writes it to the staging file meanwhile (O_DIRECT where possible), so a
+//   later write that seeks back into the part (zipfile, torch.save) finds it
+//   there; such a write waits until that staging write is done. A part
+//   uploaded at commit is not staged at all (nothing can change it any more).
+//   Fill buffers come from the budget (TakeFill) and fall back to the staging
+//   file when they would pass half of it.
 // - A part is "final" once the end of the latest write is past its end (by a
 //   small settle margin, so writes the kernel reorders do not cause
 //   re-uploads). Final parts go out with UploadPartAsync, several in flight,
@@ -65,6 +76,7 @@ struct PartBuffer {
   uint64_t capacity = 0;  // bytes allocated
   uint64_t size = 0;      // bytes in use
   uint64_t charged = 0;   // what Give returns to the budget
+  bool filling = false;   // a TakeFill buffer not yet handed to FillSent
   std::span<std::byte> bytes() const { return {data.get(), static_cast<size_t>(size)}; }
 };
 
@@ -78,19 +90,34 @@ class UploadBudget {
   explicit UploadBudget(uint64_t bytes) : capacity_(bytes) {}
   // Blocks until `bytes` (capped at the capacity, so one part always fits)
   // are available; returns what was taken, to give back with Release.
+  // Blocks until `bytes` (capped at half the capacity, so one part always
+  // fits beside the fill buffers) are available; returns what was taken, to
+  // give back with Release.
   uint64_t Acquire(uint64_t bytes);
   void Release(uint64_t bytes);
   // Acquire(bytes) plus a buffer of that size, reused when one is free.
   PartBuffer Take(uint64_t bytes);
+  // A buffer for a part a writer fills in memory, held until the part is
+  // sent (or the file closed): nullopt when fill buffers would pass half the
+  // capacity (or the part is over a quarter of it), else as Take. Fill
+  // buffers never exceed half the capacity, so Take, which asks for at most
+  // the other half, only ever waits for uploads to end, never for a writer.
+  std::optional<PartBuffer> TakeFill(uint64_t bytes);
+  // The part of a TakeFill buffer is being sent: it no longer counts as a fill.
+  void FillSent(PartBuffer& buffer);
   void Give(PartBuffer buffer);
   uint64_t capacity() const { return capacity_; }
   uint64_t peak() const;
 
  private:
+  // A buffer for `b` (charged already), reused when a kept one fits.
+  void Provide(PartBuffer& b);
+
   const uint64_t capacity_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   uint64_t used_ GUARDED_BY(mu_) = 0;
+  uint64_t fill_bytes_ GUARDED_BY(mu_) = 0;  // charged to TakeFill buffers
   uint64_t peak_ GUARDED_BY(mu_) = 0;
   std::vector<PartBuffer> free_ GUARDED_BY(mu_);  // kept for reuse
   uint64_t free_bytes_ GUARDED_BY(mu_) = 0;       // capacity of free_
@@ -102,6 +129,7 @@ struct StagingOptions {
   uint64_t disk_limit = 0;                     // staging bytes of all writers; 0 = no limit
   uint64_t settle_bytes = 4ull << 20;          // how far past a part the writer must be
   int prepare_threads = 2;                     // WorkerPool threads that prepare parts
+  bool fill_in_memory = true;                  // parts after the first (see above)
   std::shared_ptr<cache::StagingFileOps> ops;  // tests inject faults here
 };
 
