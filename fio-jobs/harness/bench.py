@@ -537,40 +537,43 @@ def measure_direct(args, bins, server, job, run_id):
 # ------------------------------------------------------------- data set ---
 
 
+def write_random_file(path, nbytes):
+    """Writes nbytes of random bytes to path; returns their SHA-256 (hex)."""
+    import hashlib
+    h = hashlib.sha256()
+    with open(path, "wb") as f:
+        left = nbytes
+        while left:
+            chunk = os.urandom(min(left, 8 << 20))
+            h.update(chunk)
+            f.write(chunk)
+            left -= len(chunk)
+    return h.hexdigest()
+
+
+def put_object(bins, server, env, src, key):
+    run([bins["bucketfs"], "s3", "put", src, f"s3://{BUCKET}/{key}",
+         "--endpoint-url", server.endpoint, "--force-path-style", "--no-progress"], env=env)
+
+
 def prepare(args, bins, server, workdir, jobs):
     env = server.client_env()
     src = os.path.join(workdir, "source.bin")
     need_seq = any(j in jobs for j in ("seq1", "seq8", "rand4k", "rand1m"))
     if need_seq:
         log(f"writing {args.size_bytes} random bytes to {src}")
-        import hashlib
-        h = hashlib.sha256()
-        with open(src, "wb") as f:
-            left = args.size_bytes
-            while left:
-                chunk = os.urandom(min(left, 8 << 20))
-                h.update(chunk)
-                f.write(chunk)
-                left -= len(chunk)
-        args.source_sha256 = h.hexdigest()
+        args.source_sha256 = write_random_file(src, args.size_bytes)
         count = 8 if "seq8" in jobs else 1
         t0 = time.monotonic()
         for i in range(count):
-            run([bins["bucketfs"], "s3", "put", src, f"s3://{BUCKET}/seq/file-{i}",
-                 "--endpoint-url", server.endpoint, "--force-path-style", "--no-progress"], env=env)
+            put_object(bins, server, env, src, f"seq/file-{i}")
         log(f"uploaded {count} x {args.size_bytes} bytes in {time.monotonic() - t0:.1f} s")
         os.unlink(src)
     mounts = any(t in ("bucketfs", "s3fs", "rclone") for t in args.target_list)
     if args.daemon_warmup_bytes > 0 and mounts and any(JOBS[j][1] == "read" for j in jobs):
         warm = os.path.join(workdir, "warm.bin")
-        with open(warm, "wb") as f:
-            left = args.daemon_warmup_bytes
-            while left:
-                chunk = os.urandom(min(left, 8 << 20))
-                f.write(chunk)
-                left -= len(chunk)
-        run([bins["bucketfs"], "s3", "put", warm, f"s3://{BUCKET}/warm/file",
-             "--endpoint-url", server.endpoint, "--force-path-style", "--no-progress"], env=env)
+        write_random_file(warm, args.daemon_warmup_bytes)
+        put_object(bins, server, env, warm, "warm/file")
         os.unlink(warm)
     if "small" in jobs:
         d = os.path.join(workdir, "small")
