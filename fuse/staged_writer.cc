@@ -8,18 +8,15 @@
 #include "fuse/staged_writer.h"
 
 #include <spdlog/spdlog.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
-#include <cstring>
-#include <map>
 #include <set>
 #include <vector>
 
+#include "fuse/filled_parts.h"
 #include "fuse/part_layout.h"
 #include "s3/crc32c.h"
-#include "s3/memory_poison.h"
 
 namespace bucketfs::fs {
 namespace {
@@ -39,24 +36,12 @@ struct PartState {
   bool staging_pending = false;  // filled in memory, being written to the staging file
 };
 
-// A part filled in memory (see staged_writer.h).
-struct Fill {
-  PartBuffer buf;
-  uint64_t end = 0;    // bytes from the part's start that hold data (or zeros)
-  uint32_t crc = 0;    // CRC32C of [0, end) while `summed`
-  bool summed = true;  // every write so far came in order
-};
-
 // A part on its way: the buffer is given back when both the upload and (for
 // a part filled in memory) its staging write are done with it.
 struct Sending {
   PartBuffer body;
   std::atomic<int> users{1};
 };
-
-// Fill buffers one writer holds at once: the part it writes and the one
-// before, still settling (plus one for a write that straddles a boundary).
-constexpr size_t kMaxFills = 3;
 
 class StagedWriter : public FileWriter {
  public:
@@ -69,7 +54,8 @@ class StagedWriter : public FileWriter {
         staging_(std::move(staging)),
         base_(std::move(base)),
         // Copied parts come without a CRC32C for Complete to repeat.
-        checksum_(base_ ? s3::BodyChecksum::kMd5 : context.writer.checksum) {
+        checksum_(base_ ? s3::BodyChecksum::kMd5 : context.writer.checksum),
+        fills_(context.budget, checksum_ == s3::BodyChecksum::kCrc32c) {
     if (base_) size_.store(base_->size);
   }
 
@@ -77,7 +63,7 @@ class StagedWriter : public FileWriter {
     std::lock_guard lock(mu_);
     if (!committed_) AbortLocked();
     WaitForAllParts();  // completions must not outlive this object
-    ReleaseFills();
+    fills_.Release();
   }
 
   uint64_t size() const override { return size_.load(std::memory_order_acquire); }
@@ -126,7 +112,7 @@ class StagedWriter : public FileWriter {
     // Rare (ftruncate while writing): parts filled in memory go to the
     // staging file first, so the cut and zero-extension happen in one place.
     // A staging write still under way could land past the new end.
-    if (Status s = SpillFills(); !s.ok()) return Fail(s.error());
+    if (Status s = fills_.Spill(*staging_, layout_); !s.ok()) return Fail(s.error());
     WaitForStagingWrites();
     if (Status s = staging_->Truncate(new_size); !s.ok()) return Fail(s.error());
     if (base_ && base_->size > new_size)
@@ -148,7 +134,7 @@ class StagedWriter : public FileWriter {
     if (!committed_) {
       committed_ = CommitLocked();
       WaitForAllParts();
-      ReleaseFills();
+      fills_.Release();
       staging_.reset();  // frees the disk space now, not when the handle goes
     }
     return *committed_;
@@ -158,7 +144,7 @@ class StagedWriter : public FileWriter {
     std::lock_guard lock(mu_);
     if (committed_) return;
     AbortLocked();
-    ReleaseFills();
+    fills_.Release();
     committed_ = Result<CommittedObject>(MakeError(ECANCELED, "Aborted", "upload aborted"));
     staging_.reset();
   }
@@ -190,32 +176,13 @@ class StagedWriter : public FileWriter {
   // Writes `data` (inside part `i`) at `at`: into the part's fill buffer when
   // it is filled in memory (or may start to be), else into the staging file.
   Status WritePart(int i, uint64_t at, std::span<const std::byte> data) REQUIRES(mu_) {
-    auto it = fills_.find(i);
-    if (it == fills_.end() && CanFill(i)) {
-      if (auto buf = ctx_.budget->TakeFill(layout_.SizeOf(i))) {
-        it = fills_.emplace(i, Fill{std::move(*buf)}).first;
-      }
-    }
-    if (it == fills_.end()) {
+    bool filled = fills_.Has(i);
+    if (!filled && CanFill(i)) filled = fills_.Start(i, layout_.SizeOf(i));
+    if (!filled) {
       WaitStaged(i);  // its bytes must be in the file before these land
       return staging_->Write(at, data);
     }
-    Fill& f = it->second;
-    const uint64_t off = at - layout_.Start(i);
-    const bool crc = checksum_ == s3::BodyChecksum::kCrc32c;
-    std::byte* bytes = f.buf.data.get();
-    if (off > f.end) {  // a hole: reads as zeros, like the staging file's
-      std::memset(bytes + f.end, 0, off - f.end);
-      if (crc && f.summed) f.crc = s3::Crc32c({bytes + f.end, off - f.end}, f.crc);
-      f.end = off;
-    }
-    std::memcpy(bytes + off, data.data(), data.size());
-    if (off == f.end) {
-      if (crc && f.summed) f.crc = s3::Crc32c(data, f.crc);  // still in the CPU cache
-    } else {
-      f.summed = false;  // bytes summed already changed: StartPart sums the part
-    }
-    f.end = std::max(f.end, off + data.size());
+    fills_.Write(i, at - layout_.Start(i), data);
     return Status::Ok();
   }
 
@@ -223,7 +190,7 @@ class StagedWriter : public FileWriter {
   // keep to the staging file and one PutObject) never written before, with
   // no base bytes in it.
   bool CanFill(int i) REQUIRES(mu_) {
-    if (!ctx_.staging.fill_in_memory || i == 0 || fills_.size() >= kMaxFills) return false;
+    if (!ctx_.staging.fill_in_memory || i == 0 || fills_.Full()) return false;
     if (base_ && layout_.Start(i) < base_->size) return false;
     std::lock_guard done(done_mu_);
     return static_cast<size_t>(i) >= parts_.size() || !parts_[i].touched;
@@ -234,22 +201,6 @@ class StagedWriter : public FileWriter {
     std::unique_lock done(done_mu_);
     cv_.wait(done,
              [&] { return static_cast<size_t>(i) >= parts_.size() || !parts_[i].staging_pending; });
-  }
-
-  // Writes every part being filled in memory to the staging file.
-  Status SpillFills() REQUIRES(mu_) {
-    Status result = Status::Ok();
-    for (auto& [i, f] : fills_) {
-      if (result.ok()) result = staging_->Write(layout_.Start(i), {f.buf.data.get(), f.end});
-      ctx_.budget->Give(std::move(f.buf));
-    }
-    fills_.clear();
-    return result;
-  }
-
-  void ReleaseFills() REQUIRES(mu_) {
-    for (auto& [i, f] : fills_) ctx_.budget->Give(std::move(f.buf));
-    fills_.clear();
   }
 
   // Brings the base object's bytes of part `i` into the staging file before
@@ -304,7 +255,7 @@ class StagedWriter : public FileWriter {
         // a part filled in memory is waited for (backpressure), or the
         // writer would run ahead filling more buffers.
         if (in_flight_ >= window && !all && queued <= static_cast<size_t>(window) &&
-            !fills_.contains(next)) {
+            !fills_.Has(next)) {
           return Status::Ok();
         }
       }
@@ -339,18 +290,10 @@ class StagedWriter : public FileWriter {
     auto job = std::make_shared<Sending>();
     std::optional<uint32_t> sum;  // known already (filled in order)
     bool from_memory = false, stage = false;
-    if (auto it = fills_.find(i); it != fills_.end()) {
-      Fill f = std::move(it->second);
-      fills_.erase(it);
-      ctx_.budget->FillSent(f.buf);
-      std::byte* bytes = f.buf.data.get();
-      if (f.end < len) {  // a hole at the end of the part
-        std::memset(bytes + f.end, 0, len - f.end);
-        if (f.summed) f.crc = s3::Crc32c({bytes + f.end, len - f.end}, f.crc);
-      }
-      f.buf.size = len;
-      if (f.summed && checksum_ == s3::BodyChecksum::kCrc32c) sum = f.crc;
-      job->body = std::move(f.buf);
+    if (fills_.Has(i)) {
+      FilledParts::Sent sent = fills_.Take(i, len);
+      job->body = std::move(sent.body);
+      sum = sent.crc32c;
       from_memory = true;
       stage = !final;
     } else {
@@ -653,7 +596,7 @@ class StagedWriter : public FileWriter {
   bool modified_ GUARDED_BY(mu_) = false;
   bool copy_unsupported_ GUARDED_BY(mu_) = false;  // the store answered 501 to UploadPartCopy
   std::optional<Result<CommittedObject>> committed_ GUARDED_BY(mu_);
-  std::map<int, Fill> fills_ GUARDED_BY(mu_);  // parts filled in memory, not yet sent
+  FilledParts fills_ GUARDED_BY(mu_);  // parts filled in memory, not yet sent
 
   std::mutex done_mu_;
   std::condition_variable cv_;
@@ -677,134 +620,12 @@ class FailedWriter : public FileWriter {
   const Error error_;
 };
 
-class StagedWriterFactory : public FileWriterFactory {
- public:
-  explicit StagedWriterFactory(StagingContext context) : ctx_(std::move(context)) {
-    if (Status s = cache::EnsureStagingDir(ctx_.staging.dir); !s.ok()) {
-      spdlog::error("staging directory: {}", s.error().ToString());
-    }
-  }
-  std::unique_ptr<FileWriter> Create(const std::string& bucket, const std::string& key) override {
-    return MakeStagedWriter(ctx_, bucket, key);
-  }
-  std::unique_ptr<FileWriter> CreateFrom(const std::string& bucket, const std::string& key,
-                                         const BaseObject& base) override {
-    return MakeStagedWriter(ctx_, bucket, key, base);
-  }
-
- private:
-  const StagingContext ctx_;
-};
-
 }  // namespace
 
 uint64_t PartSizeFor(uint64_t base, int part_number) {
   constexpr uint64_t kMaxPart = 5ull << 30;
   const int doublings = std::min((part_number - 1) / 1000, 20);
   return std::min(base << doublings, kMaxPart);
-}
-
-uint64_t UploadBudget::Acquire(uint64_t bytes) {
-  bytes = std::min(bytes, std::max<uint64_t>(capacity_ / 2, 1));
-  std::unique_lock lock(mu_);
-  cv_.wait(lock, [&] { return used_ + bytes <= capacity_; });
-  used_ += bytes;
-  peak_ = std::max(peak_, used_);
-  return bytes;
-}
-
-void UploadBudget::Release(uint64_t bytes) {
-  {
-    std::lock_guard lock(mu_);
-    used_ -= bytes;
-  }
-  cv_.notify_all();
-}
-
-PartBuffer UploadBudget::Take(uint64_t bytes) {
-  PartBuffer b;
-  b.charged = Acquire(bytes);
-  b.size = bytes;
-  Provide(b);
-  return b;
-}
-
-std::optional<PartBuffer> UploadBudget::TakeFill(uint64_t bytes) {
-  if (bytes == 0 || bytes > capacity_ / 4) return std::nullopt;
-  {
-    std::unique_lock lock(mu_);
-    const auto too_many = [&] { return fill_bytes_ + bytes > capacity_ / 2; };
-    cv_.wait(lock, [&] { return too_many() || used_ + bytes <= capacity_; });
-    if (too_many()) return std::nullopt;
-    used_ += bytes;
-    fill_bytes_ += bytes;
-    peak_ = std::max(peak_, used_);
-  }
-  PartBuffer b;
-  b.charged = bytes;
-  b.size = bytes;
-  b.filling = true;
-  Provide(b);
-  return b;
-}
-
-void UploadBudget::FillSent(PartBuffer& buffer) {
-  if (!buffer.filling) return;
-  std::lock_guard lock(mu_);
-  fill_bytes_ -= buffer.charged;
-  buffer.filling = false;
-}
-
-void UploadBudget::Provide(PartBuffer& b) {
-  const uint64_t bytes = b.size;
-  std::vector<PartBuffer> dropped;  // freed outside the lock
-  {
-    std::lock_guard lock(mu_);
-    // The smallest free buffer that fits (a mount's parts mostly share one size).
-    auto best = free_.end();
-    for (auto it = free_.begin(); it != free_.end(); ++it) {
-      if (it->capacity < bytes) continue;
-      if (best == free_.end() || it->capacity < best->capacity) best = it;
-    }
-    if (best != free_.end()) {
-      b.data = std::move(best->data);
-      b.capacity = best->capacity;
-      free_bytes_ -= b.capacity;
-      free_.erase(best);
-      // Past `bytes` stays poisoned: a read beyond the part is reported.
-      UnpoisonMemory(b.data.get(), bytes);
-      return;
-    }
-    // A new buffer: kept ones give way so that kept plus used fit the capacity.
-    while (!free_.empty() && free_bytes_ + used_ > capacity_) {
-      free_bytes_ -= free_.back().capacity;
-      dropped.push_back(std::move(free_.back()));
-      free_.pop_back();
-    }
-  }
-  b.data = prefetch::AllocateBuffer(bytes);  // no zeroing: every byte is written
-  b.capacity = bytes;
-}
-
-void UploadBudget::Give(PartBuffer buffer) {
-  FillSent(buffer);
-  const uint64_t charged = buffer.charged;
-  {
-    std::lock_guard lock(mu_);
-    // Keep it while buffers in use plus kept ones stay within the capacity.
-    if (buffer.data && used_ - charged + free_bytes_ + buffer.capacity <= capacity_) {
-      free_bytes_ += buffer.capacity;
-      buffer.charged = 0;
-      PoisonMemory(buffer.data.get(), buffer.capacity);  // see s3/memory_poison.h
-      free_.push_back(std::move(buffer));
-    }
-  }
-  Release(charged);
-}
-
-uint64_t UploadBudget::peak() const {
-  std::lock_guard lock(mu_);
-  return peak_;
 }
 
 std::unique_ptr<FileWriter> MakeStagedWriter(const StagingContext& context,
@@ -817,37 +638,6 @@ std::unique_ptr<FileWriter> MakeStagedWriter(const StagingContext& context,
     return std::make_unique<FailedWriter>(staging.error());
   }
   return std::make_unique<StagedWriter>(context, bucket, key, std::move(*staging), std::move(base));
-}
-
-std::shared_ptr<FileWriterFactory> MakeStagedWriterFactory(std::shared_ptr<s3::ObjectClient> client,
-                                                           WriterOptions options,
-                                                           StagingOptions staging) {
-  StagingContext ctx;
-  ctx.client = std::move(client);
-  ctx.writer = options;
-  // At least two parts: a part may take half (see UploadBudget::Acquire).
-  ctx.budget = std::make_shared<UploadBudget>(
-      std::max<uint64_t>(staging.memory_budget, 2 * options.part_size));
-  ctx.space = std::make_shared<cache::StagingSpace>(staging.disk_limit);
-  ctx.runner = std::make_shared<WorkerPool>(staging.prepare_threads);
-  ctx.staging = std::move(staging);
-  return std::make_shared<StagedWriterFactory>(std::move(ctx));
-}
-
-std::shared_ptr<FileWriterFactory> MakeStagedWriterFactory(std::shared_ptr<s3::ObjectClient> client,
-                                                           WriterOptions options,
-                                                           std::string staging_dir) {
-  StagingOptions staging;
-  staging.dir = std::move(staging_dir);
-  // Enough buffers for every writer's window, within reason.
-  staging.memory_budget = std::max<uint64_t>(
-      256ull << 20, 2ull * std::max(1, options.max_parts_in_flight) * options.part_size);
-  return MakeStagedWriterFactory(std::move(client), options, std::move(staging));
-}
-
-std::string DefaultStagingDir(const std::string& cache_dir) {
-  if (!cache_dir.empty()) return cache_dir + "/staging";
-  return "/var/tmp/bucketfs-" + std::to_string(::getuid()) + "/staging";
 }
 
 }  // namespace bucketfs::fs

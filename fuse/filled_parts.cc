@@ -1,0 +1,66 @@
+// FilledParts: see filled_parts.h.
+#include "fuse/filled_parts.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "s3/crc32c.h"
+
+namespace bucketfs::fs {
+
+bool FilledParts::Start(int i, uint64_t size) {
+  auto buf = budget_->TakeFill(size);
+  if (!buf) return false;
+  fills_.emplace(i, Fill{std::move(*buf)});
+  return true;
+}
+
+void FilledParts::Write(int i, uint64_t offset, std::span<const std::byte> data) {
+  Fill& f = fills_.at(i);
+  std::byte* bytes = f.buf.data.get();
+  if (offset > f.end) {  // a hole: reads as zeros, like the staging file's
+    std::memset(bytes + f.end, 0, offset - f.end);
+    if (crc32c_ && f.summed) f.crc = s3::Crc32c({bytes + f.end, offset - f.end}, f.crc);
+    f.end = offset;
+  }
+  std::memcpy(bytes + offset, data.data(), data.size());
+  if (offset == f.end) {
+    if (crc32c_ && f.summed) f.crc = s3::Crc32c(data, f.crc);  // still in the CPU cache
+  } else {
+    f.summed = false;  // bytes summed already changed: the sender sums the part
+  }
+  f.end = std::max(f.end, offset + data.size());
+}
+
+FilledParts::Sent FilledParts::Take(int i, uint64_t len) {
+  auto it = fills_.find(i);
+  Fill f = std::move(it->second);
+  fills_.erase(it);
+  budget_->FillSent(f.buf);
+  std::byte* bytes = f.buf.data.get();
+  if (f.end < len) {  // a hole at the end of the part
+    std::memset(bytes + f.end, 0, len - f.end);
+    if (crc32c_ && f.summed) f.crc = s3::Crc32c({bytes + f.end, len - f.end}, f.crc);
+  }
+  f.buf.size = len;
+  Sent sent{std::move(f.buf), std::nullopt};
+  if (crc32c_ && f.summed) sent.crc32c = f.crc;
+  return sent;
+}
+
+Status FilledParts::Spill(cache::StagingFile& staging, const PartLayout& layout) {
+  Status result = Status::Ok();
+  for (auto& [i, f] : fills_) {
+    if (result.ok()) result = staging.Write(layout.Start(i), {f.buf.data.get(), f.end});
+    budget_->Give(std::move(f.buf));
+  }
+  fills_.clear();
+  return result;
+}
+
+void FilledParts::Release() {
+  for (auto& [i, f] : fills_) budget_->Give(std::move(f.buf));
+  fills_.clear();
+}
+
+}  // namespace bucketfs::fs

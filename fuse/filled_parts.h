@@ -1,0 +1,91 @@
+// FilledParts: the parts of one StagedWriter (fuse/staged_writer.h) that are
+// filled in memory. Parts after the first that a new file's writes reach for
+// the first time are assembled in a part buffer from the UploadBudget
+// (TakeFill) instead of the staging file: each write is copied straight into
+// the buffer and, while writes come in order, summed (CRC32C) while its bytes
+// are still in the CPU cache, so the part is never read back before upload.
+// When the part goes out, Take hands the buffer to the writer, which uploads
+// it and meanwhile writes it to the staging file (StagingFile::WriteBuffered,
+// O_DIRECT where possible) for writes that may seek back into it.
+//
+// Parts:
+// - a Fill per part: its buffer, how far it holds data (a write past that end
+//   leaves zeros, as the staging file would) and the running sum;
+// - at most kMaxFills parts at once per writer.
+//
+// Invariants: every buffer taken is given back exactly once (by Take's
+// caller, Spill, Release or the destructor). A part's sum is offered only
+// when every byte of it was summed in order.
+//
+// Not thread-safe: the writer calls it under its mu_.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+
+#include "cache/staging_file.h"
+#include "fuse/part_layout.h"
+#include "fuse/upload_budget.h"
+
+namespace bucketfs::fs {
+
+class FilledParts {
+ public:
+  // Fill buffers one writer holds at once: the part it writes and the one
+  // before, still settling (plus one for a write that straddles a boundary).
+  static constexpr size_t kMaxFills = 3;
+
+  // `crc32c`: parts carry a CRC32C, summed as they are written.
+  FilledParts(std::shared_ptr<UploadBudget> budget, bool crc32c)
+      : budget_(std::move(budget)), crc32c_(crc32c) {}
+  ~FilledParts() { Release(); }
+  FilledParts(const FilledParts&) = delete;
+  FilledParts& operator=(const FilledParts&) = delete;
+
+  bool Has(int i) const { return fills_.contains(i); }
+  // No other part may start filling.
+  bool Full() const { return fills_.size() >= kMaxFills; }
+
+  // Starts filling part `i`, `size` bytes long, with a buffer from the
+  // budget; false when the budget has none to spare for fills.
+  // REQUIRES: !Has(i).
+  bool Start(int i, uint64_t size);
+
+  // Copies `data` to `offset` bytes from the start of part `i`.
+  // REQUIRES: Has(i); offset + data.size() within the part's size.
+  void Write(int i, uint64_t offset, std::span<const std::byte> data);
+
+  // Part `i` goes out as its first `len` bytes.
+  struct Sent {
+    PartBuffer body;                 // size `len`; no longer a fill (FillSent)
+    std::optional<uint32_t> crc32c;  // when summed in order (CRC32C parts)
+  };
+  // Takes part `i`'s buffer out (zeroing a hole at its end); the caller
+  // gives it back to the budget. REQUIRES: Has(i); len within the part.
+  Sent Take(int i, uint64_t len);
+
+  // Writes every part being filled to `staging` at its place in `layout`
+  // and gives the buffers back; the first error (the rest are still freed).
+  Status Spill(cache::StagingFile& staging, const PartLayout& layout);
+
+  // Gives every buffer back, the bytes unwritten (the file is dropped).
+  void Release();
+
+ private:
+  struct Fill {
+    PartBuffer buf;
+    uint64_t end = 0;    // bytes from the part's start that hold data (or zeros)
+    uint32_t crc = 0;    // CRC32C of [0, end) while `summed`
+    bool summed = true;  // every write so far came in order
+  };
+
+  const std::shared_ptr<UploadBudget> budget_;
+  const bool crc32c_;
+  std::map<int, Fill> fills_;  // by part index
+};
+
+}  // namespace bucketfs::fs

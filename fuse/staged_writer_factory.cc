@@ -1,0 +1,64 @@
+// The mount's staged writer factory and its defaults (see staged_writer.h).
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "fuse/staged_writer.h"
+
+namespace bucketfs::fs {
+namespace {
+
+class StagedWriterFactory : public FileWriterFactory {
+ public:
+  explicit StagedWriterFactory(StagingContext context) : ctx_(std::move(context)) {
+    if (Status s = cache::EnsureStagingDir(ctx_.staging.dir); !s.ok()) {
+      spdlog::error("staging directory: {}", s.error().ToString());
+    }
+  }
+  std::unique_ptr<FileWriter> Create(const std::string& bucket, const std::string& key) override {
+    return MakeStagedWriter(ctx_, bucket, key);
+  }
+  std::unique_ptr<FileWriter> CreateFrom(const std::string& bucket, const std::string& key,
+                                         const BaseObject& base) override {
+    return MakeStagedWriter(ctx_, bucket, key, base);
+  }
+
+ private:
+  const StagingContext ctx_;
+};
+
+}  // namespace
+
+std::shared_ptr<FileWriterFactory> MakeStagedWriterFactory(std::shared_ptr<s3::ObjectClient> client,
+                                                           WriterOptions options,
+                                                           StagingOptions staging) {
+  StagingContext ctx;
+  ctx.client = std::move(client);
+  ctx.writer = options;
+  // At least two parts: a part may take half (see UploadBudget::Acquire).
+  ctx.budget = std::make_shared<UploadBudget>(
+      std::max<uint64_t>(staging.memory_budget, 2 * options.part_size));
+  ctx.space = std::make_shared<cache::StagingSpace>(staging.disk_limit);
+  ctx.runner = std::make_shared<WorkerPool>(staging.prepare_threads);
+  ctx.staging = std::move(staging);
+  return std::make_shared<StagedWriterFactory>(std::move(ctx));
+}
+
+std::shared_ptr<FileWriterFactory> MakeStagedWriterFactory(std::shared_ptr<s3::ObjectClient> client,
+                                                           WriterOptions options,
+                                                           std::string staging_dir) {
+  StagingOptions staging;
+  staging.dir = std::move(staging_dir);
+  // Enough buffers for every writer's window, within reason.
+  staging.memory_budget = std::max<uint64_t>(
+      256ull << 20, 2ull * std::max(1, options.max_parts_in_flight) * options.part_size);
+  return MakeStagedWriterFactory(std::move(client), options, std::move(staging));
+}
+
+std::string DefaultStagingDir(const std::string& cache_dir) {
+  if (!cache_dir.empty()) return cache_dir + "/staging";
+  return "/var/tmp/bucketfs-" + std::to_string(::getuid()) + "/staging";
+}
+
+}  // namespace bucketfs::fs

@@ -1,0 +1,214 @@
+// StagedWriter with parts prepared on a runner (the mount's WorkerPool): the
+// write that makes a part final returns before the part is read back, summed
+// and sent; changes and failures meanwhile; writers in parallel on the pool.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fuse/staged_writer.h"
+#include "fuse/testing/staged_writer_fixture.h"
+#include "s3/crc32c.h"
+
+namespace bucketfs::fs {
+namespace {
+
+using testing::Bytes;
+using testing::FakeObjectClient;
+using testing::Pattern;
+using testing::StagedWriterTest;
+
+// Part preparation on a runner (the mount's WorkerPool): the write that makes
+// a part final returns before the part is read back, summed and sent.
+
+// Holds posted tasks until RunHeld (or runs them at once when not holding).
+class HeldRunner : public TaskRunner {
+ public:
+  void Post(std::function<void()> task) override {
+    {
+      std::lock_guard lock(mu);
+      if (hold) {
+        held.push_back(std::move(task));
+        return;
+      }
+    }
+    task();
+  }
+  size_t Held() {
+    std::lock_guard lock(mu);
+    return held.size();
+  }
+  void RunHeld(bool keep_holding) {
+    std::deque<std::function<void()>> run;
+    {
+      std::lock_guard lock(mu);
+      run.swap(held);
+      hold = keep_holding;
+    }
+    for (auto& f : run) f();
+  }
+
+  std::mutex mu;
+  bool hold = true;
+  std::deque<std::function<void()>> held;
+};
+
+// Fails pread with a chosen errno once armed.
+class FaultyReadOps : public cache::StagingFileOps {
+ public:
+  ssize_t PRead(int fd, void* buf, size_t n, off_t offset) override {
+    if (fail_errno.load() != 0) {
+      errno = fail_errno.load();
+      return -1;
+    }
+    return StagingFileOps::PRead(fd, buf, n, offset);
+  }
+  std::atomic<int> fail_errno{0};
+};
+
+TEST_F(StagedWriterTest, WriteReturnsBeforeThePartIsReadBackAndSent) {
+  ctx_.staging.fill_in_memory = false;  // parts read back from the staging file
+  auto runner = std::make_shared<HeldRunner>();
+  ctx_.runner = runner;
+  auto w = Make("prep");
+  const std::string data = Pattern(3000, 11);
+  ASSERT_TRUE(w->Write(0, Bytes(data)).ok());  // parts 1 and 2 final
+  EXPECT_EQ(runner->Held(), 2u);               // taken, not yet read back
+  EXPECT_EQ(client_->Calls("UploadPart"), 0);
+  EXPECT_EQ(ctx_.budget->peak(), 2048u);  // their buffers were taken by Write
+  runner->RunHeld(/*keep_holding=*/false);
+  EXPECT_EQ(client_->Calls("UploadPart"), 2);
+  ASSERT_TRUE(w->Commit().ok());
+  EXPECT_EQ(client_->Data(kBucket, "prep"), data);
+  EXPECT_EQ(client_->Calls("UploadPart"), 3);
+}
+
+TEST_F(StagedWriterTest, PartChangedBeforeItIsReadBackIsSentAgain) {
+  ctx_.staging.fill_in_memory = false;  // parts read back from the staging file
+  auto runner = std::make_shared<HeldRunner>();
+  ctx_.runner = runner;
+  auto w = Make("prep-race");
+  std::string data = Pattern(3000, 12);
+  ASSERT_TRUE(w->Write(0, Bytes(data)).ok());
+  ASSERT_EQ(runner->Held(), 2u);
+  ASSERT_TRUE(w->Write(1030, Bytes("ZZ")).ok());  // part 2 changes before its read-back
+  data.replace(1030, 2, "ZZ");
+  runner->RunHeld(/*keep_holding=*/false);
+  ASSERT_TRUE(w->Commit().ok());
+  EXPECT_EQ(client_->Data(kBucket, "prep-race"), data);
+  EXPECT_EQ(client_->Calls("UploadPart"), 4);  // 1, 2, 2 again, 3
+}
+
+TEST_F(StagedWriterTest, FailedReadBackFailsTheWriteAfterAndCommitAborts) {
+  ctx_.staging.fill_in_memory = false;  // parts read back from the staging file
+  auto ops = std::make_shared<FaultyReadOps>();
+  ctx_.staging.ops = ops;
+  auto runner = std::make_shared<HeldRunner>();
+  ctx_.runner = runner;
+  auto w = Make("readback");
+  ASSERT_TRUE(w->Write(0, Bytes(Pattern(3000))).ok());
+  ops->fail_errno = EIO;
+  runner->RunHeld(/*keep_holding=*/false);
+  EXPECT_EQ(client_->Calls("UploadPart"), 0);
+  EXPECT_EQ(w->Write(3000, Bytes("x")).error().errno_value, EIO);  // sticky
+  ops->fail_errno = 0;
+  auto r = w->Commit();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().errno_value, EIO);
+  EXPECT_FALSE(client_->Exists(kBucket, "readback"));
+  EXPECT_EQ(client_->OpenUploads(), 0u);
+  EXPECT_EQ(client_->Calls("AbortMultipartUpload"), 1);
+  EXPECT_EQ(ctx_.budget->peak(), 2048u);
+}
+
+TEST_F(StagedWriterTest, DestroyWaitsForPartsStillBeingPrepared) {
+  // Tasks still queued on the pool when the writer goes must not outlive it
+  // (ASan reports a task touching a destroyed writer).
+  client_->async_delay = std::chrono::milliseconds(5);
+  ctx_.runner = std::make_shared<WorkerPool>(1);
+  for (int round = 0; round < 5; ++round) {
+    auto w = Make("gone");
+    ASSERT_TRUE(w->Write(0, Bytes(Pattern(8000, round))).ok());
+  }
+  client_->Drain();
+  EXPECT_EQ(client_->OpenUploads(), 0u);
+  EXPECT_FALSE(client_->Exists(kBucket, "gone"));
+}
+
+TEST_F(StagedWriterTest, ParallelWritersOnThePoolStayWithinTheBudget) {
+  // Four writers at once, parts prepared on two threads, uploads completing
+  // on other threads: every object is right, and the shared budget (six
+  // parts, less than four writers' windows) is never exceeded.
+  client_->async_delay = std::chrono::milliseconds(1);
+  ctx_.runner = std::make_shared<WorkerPool>(2);
+  ctx_.budget = std::make_shared<UploadBudget>(6 * 1024);
+  ctx_.writer.max_parts_in_flight = 4;
+  std::vector<std::string> data;
+  for (unsigned i = 0; i < 4; ++i) data.push_back(Pattern(40 * 1024 + 100 * i, 20 + i));
+  std::vector<std::thread> writers;
+  std::atomic<int> failures{0};
+  for (size_t i = 0; i < data.size(); ++i) {
+    writers.emplace_back([&, i] {
+      auto w = Make("par-" + std::to_string(i));
+      for (size_t off = 0; off < data[i].size(); off += 700) {
+        if (!w->Write(off, Bytes(data[i].substr(off, 700))).ok()) ++failures;
+      }
+      if (!w->Write(7, Bytes("rewrite")).ok()) ++failures;  // part 1 again, maybe in flight
+      data[i].replace(7, 7, "rewrite");
+      if (!w->Commit().ok()) ++failures;
+    });
+  }
+  for (auto& t : writers) t.join();
+  client_->Drain();
+  EXPECT_EQ(failures.load(), 0);
+  for (size_t i = 0; i < data.size(); ++i) {
+    EXPECT_EQ(client_->Data(kBucket, "par-" + std::to_string(i)), data[i]) << i;
+  }
+  EXPECT_LE(ctx_.budget->peak(), 6u * 1024);
+  EXPECT_EQ(client_->OpenUploads(), 0u);
+}
+
+TEST_F(StagedWriterTest, PartsCarryTheSumComputedWhileReadingThem) {
+  // The sum goes with the part (the fake, like S3, refuses one that does not
+  // match the body), computed by the writer piece by piece: parts larger than
+  // a piece, and a short last part.
+  struct Recording : FakeObjectClient {
+    void UploadPartAsync(const s3::UploadPartParams& p, std::span<const std::byte> body,
+                         std::function<void(Result<s3::UploadPartResult>)> done) override {
+      {
+        std::lock_guard lock(mu);
+        sums.push_back(p.crc32c);
+        expected.push_back(s3::Crc32cBase64(body));
+      }
+      FakeObjectClient::UploadPartAsync(p, body, std::move(done));
+    }
+    std::mutex mu;
+    std::vector<std::string> sums, expected;
+  };
+  auto client = std::make_shared<Recording>();
+  client->CreateBucketNamed(kBucket);
+  ctx_.client = client;
+  ctx_.writer.part_size = 600 << 10;  // 2.3 pieces of 256 KiB
+  ctx_.budget = std::make_shared<UploadBudget>(8 << 20);
+  ctx_.runner = std::make_shared<WorkerPool>(2);
+  auto w = Make("summed");
+  const std::string data = Pattern((2 << 20) + 333, 30);
+  for (size_t off = 0; off < data.size(); off += 65536) {
+    ASSERT_TRUE(w->Write(off, Bytes(data.substr(off, 65536))).ok());
+  }
+  ASSERT_TRUE(w->Commit().ok());
+  EXPECT_EQ(client->Data(kBucket, "summed"), data);
+  ASSERT_EQ(client->sums.size(), 4u);
+  for (size_t i = 0; i < client->sums.size(); ++i) {
+    EXPECT_FALSE(client->sums[i].empty()) << i;
+    EXPECT_EQ(client->sums[i], client->expected[i]) << i;
+  }
+}
+
+}  // namespace
+}  // namespace bucketfs::fs

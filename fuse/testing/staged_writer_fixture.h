@@ -1,0 +1,111 @@
+// Test helpers shared by the StagedWriter tests (staged_writer_test.cc,
+// staged_writer_prepare_test.cc, filled_parts_test.cc): a FakeObjectClient
+// that can hold or delay upload completions, byte patterns, and a fixture
+// with a writer context over small parts.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <deque>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fuse/staged_writer.h"
+#include "fuse/testing/fake_object_client.h"
+
+namespace bucketfs::fs::testing {
+
+// Holds UploadPartAsync completions until released (or completes them on a
+// background thread after a delay, when `async_delay` is set).
+class DeferredClient : public FakeObjectClient {
+ public:
+  ~DeferredClient() override { Drain(); }
+  void UploadPartAsync(const s3::UploadPartParams& p, std::span<const std::byte> body,
+                       std::function<void(Result<s3::UploadPartResult>)> done) override {
+    if (async_delay.count() > 0) {
+      std::lock_guard lock(mu);
+      threads.emplace_back([this, p, body, done = std::move(done)] {
+        std::this_thread::sleep_for(async_delay);
+        done(UploadPart(p, body));
+      });
+      return;
+    }
+    if (!hold) return FakeObjectClient::UploadPartAsync(p, body, std::move(done));
+    std::lock_guard lock(mu);
+    held.push_back([this, p, body, done = std::move(done)] { done(UploadPart(p, body)); });
+  }
+  void ReleaseHeld() {
+    std::deque<std::function<void()>> run;
+    {
+      std::lock_guard lock(mu);
+      run.swap(held);
+    }
+    for (auto& f : run) f();
+  }
+  void Drain() {
+    std::vector<std::thread> t;
+    {
+      std::lock_guard lock(mu);
+      t.swap(threads);
+    }
+    for (auto& th : t) th.join();
+  }
+
+  bool hold = false;
+  std::chrono::milliseconds async_delay{0};
+  std::mutex mu;
+  std::deque<std::function<void()>> held;
+  std::vector<std::thread> threads;
+};
+
+inline std::string Pattern(size_t n, unsigned seed = 1) {
+  std::string s(n, '\0');
+  std::mt19937 rng(seed);
+  for (auto& c : s) c = static_cast<char>('a' + rng() % 26);
+  return s;
+}
+
+inline std::span<const std::byte> Bytes(const std::string& s) {
+  return std::as_bytes(std::span(s.data(), s.size()));
+}
+
+class StagedWriterTest : public ::testing::Test {
+ protected:
+  static constexpr const char* kBucket = "bkt";
+
+  StagedWriterTest() {
+    client_->CreateBucketNamed(kBucket);
+    dir_ = std::filesystem::temp_directory_path() /
+           ("staged_writer_test-" + std::to_string(::getpid()));
+    ctx_.client = client_;
+    ctx_.writer.part_size = 1024;
+    ctx_.writer.max_parts_in_flight = 2;
+    ctx_.staging.dir = dir_.string();
+    ctx_.staging.settle_bytes = 0;
+    ctx_.budget = std::make_shared<UploadBudget>(1 << 20);
+    ctx_.space = std::make_shared<cache::StagingSpace>();
+    EXPECT_TRUE(cache::EnsureStagingDir(ctx_.staging.dir).ok());
+  }
+  ~StagedWriterTest() override { std::filesystem::remove_all(dir_); }
+
+  std::unique_ptr<FileWriter> Make(const std::string& key,
+                                   std::optional<BaseObject> base = std::nullopt) {
+    return MakeStagedWriter(ctx_, kBucket, key, std::move(base));
+  }
+
+  std::shared_ptr<DeferredClient> client_ = std::make_shared<DeferredClient>();
+  std::filesystem::path dir_;
+  StagingContext ctx_;
+};
+
+}  // namespace bucketfs::fs::testing

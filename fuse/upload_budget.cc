@@ -1,0 +1,113 @@
+// UploadBudget: see upload_budget.h.
+#include "fuse/upload_budget.h"
+
+#include <algorithm>
+
+#include "s3/memory_poison.h"
+
+namespace bucketfs::fs {
+
+uint64_t UploadBudget::Acquire(uint64_t bytes) {
+  bytes = std::min(bytes, std::max<uint64_t>(capacity_ / 2, 1));
+  std::unique_lock lock(mu_);
+  cv_.wait(lock, [&] { return used_ + bytes <= capacity_; });
+  used_ += bytes;
+  peak_ = std::max(peak_, used_);
+  return bytes;
+}
+
+void UploadBudget::Release(uint64_t bytes) {
+  {
+    std::lock_guard lock(mu_);
+    used_ -= bytes;
+  }
+  cv_.notify_all();
+}
+
+PartBuffer UploadBudget::Take(uint64_t bytes) {
+  PartBuffer b;
+  b.charged = Acquire(bytes);
+  b.size = bytes;
+  Provide(b);
+  return b;
+}
+
+std::optional<PartBuffer> UploadBudget::TakeFill(uint64_t bytes) {
+  if (bytes == 0 || bytes > capacity_ / 4) return std::nullopt;
+  {
+    std::unique_lock lock(mu_);
+    const auto too_many = [&] { return fill_bytes_ + bytes > capacity_ / 2; };
+    cv_.wait(lock, [&] { return too_many() || used_ + bytes <= capacity_; });
+    if (too_many()) return std::nullopt;
+    used_ += bytes;
+    fill_bytes_ += bytes;
+    peak_ = std::max(peak_, used_);
+  }
+  PartBuffer b;
+  b.charged = bytes;
+  b.size = bytes;
+  b.filling = true;
+  Provide(b);
+  return b;
+}
+
+void UploadBudget::FillSent(PartBuffer& buffer) {
+  if (!buffer.filling) return;
+  std::lock_guard lock(mu_);
+  fill_bytes_ -= buffer.charged;
+  buffer.filling = false;
+}
+
+void UploadBudget::Provide(PartBuffer& b) {
+  const uint64_t bytes = b.size;
+  std::vector<PartBuffer> dropped;  // freed outside the lock
+  {
+    std::lock_guard lock(mu_);
+    // The smallest free buffer that fits (a mount's parts mostly share one size).
+    auto best = free_.end();
+    for (auto it = free_.begin(); it != free_.end(); ++it) {
+      if (it->capacity < bytes) continue;
+      if (best == free_.end() || it->capacity < best->capacity) best = it;
+    }
+    if (best != free_.end()) {
+      b.data = std::move(best->data);
+      b.capacity = best->capacity;
+      free_bytes_ -= b.capacity;
+      free_.erase(best);
+      // Past `bytes` stays poisoned: a read beyond the part is reported.
+      UnpoisonMemory(b.data.get(), bytes);
+      return;
+    }
+    // A new buffer: kept ones give way so that kept plus used fit the capacity.
+    while (!free_.empty() && free_bytes_ + used_ > capacity_) {
+      free_bytes_ -= free_.back().capacity;
+      dropped.push_back(std::move(free_.back()));
+      free_.pop_back();
+    }
+  }
+  b.data = prefetch::AllocateBuffer(bytes);  // no zeroing: every byte is written
+  b.capacity = bytes;
+}
+
+void UploadBudget::Give(PartBuffer buffer) {
+  FillSent(buffer);
+  const uint64_t charged = buffer.charged;
+  {
+    std::lock_guard lock(mu_);
+    // Keep it while buffers in use plus kept ones stay within the capacity.
+    if (buffer.data && used_ - charged + free_bytes_ + buffer.capacity <= capacity_) {
+      free_bytes_ += buffer.capacity;
+      buffer.charged = 0;
+      PoisonMemory(buffer.data.get(), buffer.capacity);  // see s3/memory_poison.h
+      free_.push_back(std::move(buffer));
+    }
+  }
+  Release(charged);
+}
+
+uint64_t UploadBudget::peak() const {
+  std::lock_guard lock(mu_);
+  return peak_;
+}
+
+}  // namespace bucketfs::fs

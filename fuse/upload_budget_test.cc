@@ -1,0 +1,132 @@
+// UploadBudget: buffers reused within the capacity, huge-page mappings for
+// large parts, poisoning of kept buffers under ASan, and fill buffers kept
+// within half the capacity.
+#include "fuse/upload_budget.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "s3/memory_poison.h"
+
+namespace bucketfs::fs {
+namespace {
+
+TEST(UploadBudgetTest, BuffersAreReusedWithinTheCapacity) {
+  UploadBudget budget(3000);
+  PartBuffer a = budget.Take(1000);
+  const std::byte* first = a.data.get();
+  budget.Give(std::move(a));
+  PartBuffer b = budget.Take(800);  // a kept buffer that fits is reused
+  EXPECT_EQ(b.data.get(), first);
+  EXPECT_EQ(b.size, 800u);
+  PartBuffer c = budget.Take(2000);
+  budget.Give(std::move(b));
+  budget.Give(std::move(c));         // 1000 + 2000 kept: exactly the capacity
+  PartBuffer d = budget.Take(3000);  // nothing fits: the kept ones are freed
+  EXPECT_EQ(d.size, 3000u);
+  budget.Give(std::move(d));
+  PartBuffer e = budget.Take(3000);  // ... and d was kept in their place
+  EXPECT_EQ(e.capacity, 3000u);
+  budget.Give(std::move(e));
+  EXPECT_LE(budget.peak(), 3000u);
+}
+
+// The VmFlags line of the mapping that holds `p` in /proc/self/smaps.
+std::string VmFlagsOf(const void* p) {
+  std::ifstream smaps("/proc/self/smaps");
+  const auto addr = reinterpret_cast<uintptr_t>(p);
+  bool inside = false;
+  for (std::string line; std::getline(smaps, line);) {
+    unsigned long lo = 0, hi = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &lo, &hi) == 2 && line.find(' ') < line.find(':')) {
+      inside = addr >= lo && addr < hi;
+    } else if (inside && line.rfind("VmFlags:", 0) == 0) {
+      return line;
+    }
+  }
+  return "";
+}
+
+TEST(UploadBudgetTest, LargePartBuffersAreOnHugePageBoundariesAndAdvised) {
+  // A part buffer of 2 MiB or more is its own mapping, aligned to 2 MiB and
+  // advised for transparent huge pages (fresh memory costs a fault per page:
+  // a 512th of the faults with huge pages); small ones come from the heap.
+  UploadBudget budget(64 << 20);
+  PartBuffer big = budget.Take(16 << 20);
+  ASSERT_NE(big.data, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(big.data.get()) % (2 << 20), 0u);
+  EXPECT_EQ(big.data.get_deleter().mapped, 16u << 20);
+  std::memset(big.data.get(), 0x5a, 16 << 20);  // all of it is writable
+  if (std::filesystem::exists("/sys/kernel/mm/transparent_hugepage")) {
+    EXPECT_NE(VmFlagsOf(big.data.get()).find(" hg"), std::string::npos)
+        << VmFlagsOf(big.data.get());
+  }
+  PartBuffer odd = budget.Take((3 << 20) + 5);  // rounded up to whole huge pages
+  EXPECT_EQ(odd.data.get_deleter().mapped, 4u << 20);
+  odd.data[(3 << 20) + 4] = std::byte{1};
+  PartBuffer small = budget.Take(1000);
+  EXPECT_EQ(small.data.get_deleter().mapped, 0u);
+  budget.Give(std::move(big));
+  budget.Give(std::move(odd));
+  budget.Give(std::move(small));
+  PartBuffer again = budget.Take(16 << 20);  // the kept mapping is reused
+  EXPECT_EQ(again.data.get_deleter().mapped, 16u << 20);
+  budget.Give(std::move(again));
+}
+
+TEST(UploadBudgetTest, KeptBuffersArePoisonedUnderAsan) {
+  // A body still read after Give (an upload finishing late) must be reported,
+  // not read another part's bytes from the reused buffer.
+  if (!kAsanBuild) GTEST_SKIP() << "needs AddressSanitizer";
+  UploadBudget budget(3000);
+  PartBuffer a = budget.Take(1000);
+  const std::byte* p = a.data.get();
+  EXPECT_FALSE(IsPoisoned(p));
+  EXPECT_FALSE(IsPoisoned(p + 999));
+  budget.Give(std::move(a));
+  EXPECT_TRUE(IsPoisoned(p));
+  EXPECT_TRUE(IsPoisoned(p + 999));
+  PartBuffer b = budget.Take(600);  // reused: its part usable, the rest not
+  ASSERT_EQ(b.data.get(), p);
+  EXPECT_FALSE(IsPoisoned(p));
+  EXPECT_FALSE(IsPoisoned(p + 599));
+  EXPECT_TRUE(IsPoisoned(p + 600));
+  budget.Give(std::move(b));
+}
+
+TEST(UploadBudgetTest, FillBuffersStayWithinHalfTheCapacity) {
+  UploadBudget budget(4000);
+  auto a = budget.TakeFill(1000);
+  ASSERT_TRUE(a.has_value());
+  auto b = budget.TakeFill(1000);
+  ASSERT_TRUE(b.has_value());
+  EXPECT_FALSE(budget.TakeFill(1000).has_value());  // would pass half
+  EXPECT_FALSE(budget.TakeFill(1001).has_value());  // over a quarter
+  // Take asks for at most half, so it never waits for the fills.
+  PartBuffer c = budget.Take(3000);
+  EXPECT_EQ(c.charged, 2000u);
+  budget.FillSent(*a);  // sent: no longer a fill, so another may start
+  // ... once there is room (it waits for buffers given back, like Take).
+  std::thread give([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    budget.Give(std::move(c));
+  });
+  auto d = budget.TakeFill(1000);
+  give.join();
+  ASSERT_TRUE(d.has_value());
+  budget.Give(std::move(*a));
+  budget.Give(std::move(*b));
+  budget.Give(std::move(*d));
+  EXPECT_LE(budget.peak(), 4000u);
+}
+
+}  // namespace
+}  // namespace bucketfs::fs
