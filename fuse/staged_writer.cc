@@ -27,7 +27,12 @@ constexpr uint64_t kMinCopyPart = 5ull << 20;  // S3's smallest non-last part
 struct PartState {
   uint64_t gen = 0;           // bumped by every change of the part's bytes
   bool touched = false;       // written (or filled) since the writer started
-  bool materialized = false;  // base bytes of this part are in the staging file
+  bool materialized = false;  // base bytes of this part are staged (or all overwritten)
+  // Bytes from the part's start written in order before its base bytes were
+  // fetched: a part rewritten from its start (fio or dd over an existing
+  // file without O_TRUNC) never needs the old bytes, so the fetch waits
+  // until a write leaves this run or the part must be read to be sent.
+  uint64_t prefix = 0;
   bool in_flight = false;
   bool has_etag = false;  // `etag` holds the bytes of generation `etag_gen`
   uint64_t etag_gen = 0;
@@ -75,6 +80,9 @@ class StagedWriter : public FileWriter {
     const uint64_t end = offset + data.size();
     const int first = layout_.IndexOf(offset), last = layout_.IndexOf(end - 1);
     for (int i = first; i <= last; ++i) {
+      const uint64_t lo = std::max(offset, layout_.Start(i));
+      const uint64_t hi = std::min(end, layout_.End(i));
+      if (ExtendsPrefix(i, lo, hi)) continue;
       if (Status s = Materialize(i); !s.ok()) return Fail(s.error());
     }
     // The space limit's ENOSPC for the whole write before any of it lands.
@@ -203,18 +211,42 @@ class StagedWriter : public FileWriter {
              [&] { return static_cast<size_t>(i) >= parts_.size() || !parts_[i].staging_pending; });
   }
 
-  // Brings the base object's bytes of part `i` into the staging file before
-  // the part is first changed.
+  // The end of the base object's bytes in part `i` (its start: none).
+  uint64_t BaseEnd(int i) const REQUIRES(mu_) {
+    const uint64_t start = layout_.Start(i);
+    if (!base_ || start >= base_->size) return start;
+    return std::min(layout_.End(i), base_->size);
+  }
+
+  // A write of [lo, hi) in part `i` that needs no base bytes fetched first:
+  // the part has them already (or has none), or the write continues the
+  // in-order run from the part's start (which it then extends).
+  bool ExtendsPrefix(int i, uint64_t lo, uint64_t hi) REQUIRES(mu_) {
+    std::lock_guard done(done_mu_);
+    if (static_cast<size_t>(i) >= parts_.size()) parts_.resize(i + 1);
+    PartState& p = parts_[i];
+    if (p.materialized) return true;
+    const uint64_t start = layout_.Start(i);
+    if (lo != start + p.prefix) return false;
+    p.prefix = hi - start;
+    if (hi >= BaseEnd(i)) p.materialized = true;  // every base byte overwritten
+    return true;
+  }
+
+  // Brings the base object's bytes of part `i` that its in-order run from
+  // the start has not overwritten into the staging file: before a write
+  // that leaves that run, and before the part is read to be sent.
   Status Materialize(int i) REQUIRES(mu_) {
+    uint64_t start;
     {
       std::lock_guard done(done_mu_);
       if (static_cast<size_t>(i) >= parts_.size()) parts_.resize(i + 1);
-      if (parts_[i].materialized || parts_[i].touched) return Status::Ok();
+      if (parts_[i].materialized) return Status::Ok();
       parts_[i].materialized = true;
+      start = layout_.Start(i) + parts_[i].prefix;
     }
-    if (!base_ || layout_.Start(i) >= base_->size) return Status::Ok();
-    const uint64_t start = layout_.Start(i);
-    const uint64_t len = std::min(layout_.End(i), base_->size) - start;
+    if (start >= BaseEnd(i)) return Status::Ok();
+    const uint64_t len = BaseEnd(i) - start;
     PartBuffer buf = ctx_.budget->Take(len);
     s3::GetObjectParams p;
     p.bucket = bucket_;
@@ -297,6 +329,8 @@ class StagedWriter : public FileWriter {
       from_memory = true;
       stage = !final;
     } else {
+      // The part's base bytes past its in-order run, if still deferred.
+      if (Status s = Materialize(i); !s.ok()) return s;
       job->body = ctx_.budget->Take(len);
     }
     if (stage) job->users.store(2);

@@ -37,8 +37,11 @@
 // - Over a base object (open without O_TRUNC: append or in-place change), the
 //   file starts as the object's bytes: a part never touched is copied server
 //   side with UploadPartCopy (If-Match the base ETag) when it is allowed to
-//   (whole part inside the base, or the last part); a part that is touched is
-//   first filled from the object with a ranged GET, then uploaded.
+//   (whole part inside the base, or the last part); a part that is touched
+//   gets the object's bytes the writes did not replace with a ranged GET
+//   before it is sent. That GET waits while writes run in order from the
+//   part's start (a rewrite of the whole part needs none) and happens at the
+//   first write that leaves that run.
 //
 // Thread-safe. Lock order: a writer's mu_, then the budget's, then its done_mu_.
 #pragma once

@@ -245,6 +245,69 @@ TEST_F(StagedWriterTest, AppendToLargeObjectCopiesUnchangedParts) {
   EXPECT_EQ(client_->Calls("GetObject"), 1);
 }
 
+// An existing object opened without O_TRUNC and written again from the start
+// (fio or dd conv=notrunc over an old file): the old bytes are never needed,
+// so none are fetched.
+TEST_F(StagedWriterTest, RewriteFromTheStartFetchesNoBaseBytes) {
+  ctx_.writer.part_size = 5 << 20;
+  const std::string base = Pattern((12 << 20) + 5, 9);
+  client_->Put(kBucket, "re", base);
+  auto head = client_->HeadObject({kBucket, "re", "", ""});
+  ASSERT_TRUE(head.ok());
+  auto w = Make("re", BaseObject{head->etag, base.size()});
+  const std::string fresh = Pattern(base.size(), 4);
+  for (size_t at = 0; at < fresh.size(); at += 1 << 20) {
+    const size_t n = std::min<size_t>(1 << 20, fresh.size() - at);
+    ASSERT_TRUE(w->Write(at, Bytes(fresh.substr(at, n))).ok());
+  }
+  ASSERT_TRUE(w->Commit().ok());
+  EXPECT_EQ(client_->Data(kBucket, "re"), fresh);
+  EXPECT_EQ(client_->Calls("GetObject"), 0);
+  EXPECT_EQ(client_->Calls("UploadPartCopy"), 0);
+}
+
+// A part rewritten only from its start up to some point: its old bytes past
+// that point are fetched when it is sent, and only for that part.
+TEST_F(StagedWriterTest, PartRewrittenInPartKeepsTheOldRest) {
+  ctx_.writer.part_size = 5 << 20;
+  const std::string base = Pattern((12 << 20) + 5, 9);
+  client_->Put(kBucket, "half", base);
+  auto head = client_->HeadObject({kBucket, "half", "", ""});
+  ASSERT_TRUE(head.ok());
+  auto w = Make("half", BaseObject{head->etag, base.size()});
+  const std::string fresh = Pattern(1 << 20, 4);
+  ASSERT_TRUE(w->Write(0, Bytes(fresh)).ok());
+  EXPECT_EQ(client_->Calls("GetObject"), 0);  // deferred: the run may go on
+  ASSERT_TRUE(w->Commit().ok());
+  EXPECT_EQ(client_->Data(kBucket, "half"), fresh + base.substr(fresh.size()));
+  EXPECT_EQ(client_->Calls("GetObject"), 1);       // the rest of part 1
+  EXPECT_EQ(client_->Calls("UploadPartCopy"), 2);  // parts 2 and 3 untouched
+}
+
+// A write that leaves the in-order run (a seek forward inside the part)
+// needs the old bytes around it: they are fetched then, and the bytes of
+// the run are kept.
+TEST_F(StagedWriterTest, WriteLeavingTheRunFetchesTheOldBytesItSkips) {
+  ctx_.writer.part_size = 5 << 20;
+  const std::string base = Pattern((12 << 20) + 5, 9);
+  client_->Put(kBucket, "skip", base);
+  auto head = client_->HeadObject({kBucket, "skip", "", ""});
+  ASSERT_TRUE(head.ok());
+  auto w = Make("skip", BaseObject{head->etag, base.size()});
+  const std::string fresh = Pattern(1 << 20, 4);
+  ASSERT_TRUE(w->Write(0, Bytes(fresh)).ok());
+  ASSERT_TRUE(w->Write(3 << 20, Bytes("PATCH")).ok());
+  EXPECT_EQ(client_->Calls("GetObject"), 1);
+  ASSERT_TRUE(w->Write(0, Bytes("HEAD")).ok());  // back inside the run
+  ASSERT_TRUE(w->Commit().ok());
+  std::string want = base;
+  want.replace(0, fresh.size(), fresh);
+  want.replace(3 << 20, 5, "PATCH");
+  want.replace(0, 4, "HEAD");
+  EXPECT_EQ(client_->Data(kBucket, "skip"), want);
+  EXPECT_EQ(client_->Calls("GetObject"), 1);
+}
+
 TEST_F(StagedWriterTest, InPlaceChangeOfSmallObjectIsOnePut) {
   client_->Put(kBucket, "s", "hello world");
   auto head = client_->HeadObject({kBucket, "s", "", ""});
