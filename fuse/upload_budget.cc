@@ -105,6 +105,11 @@ void UploadBudget::Give(PartBuffer buffer) {
   Release(charged);
 }
 
+uint64_t UploadBudget::used() const {
+  std::lock_guard lock(mu_);
+  return used_;
+}
+
 uint64_t UploadBudget::peak() const {
   std::lock_guard lock(mu_);
   return peak_;

@@ -69,6 +69,7 @@ class UploadBudget {
   void FillSent(PartBuffer& buffer);
   void Give(PartBuffer buffer);
   uint64_t capacity() const { return capacity_; }
+  uint64_t used() const;  // charged to buffers not yet given back
   uint64_t peak() const;
 
  private:
