@@ -333,5 +333,50 @@ TEST_F(StagedWriterTest, TruncateShrinksAndGrows) {
   EXPECT_EQ(client_->Data(kBucket, "t"), Pattern(5000).substr(0, 1500) + std::string(100, '\0'));
 }
 
+TEST_F(StagedWriterTest, EveryFailureGivesItsBuffersBack) {
+  // A buffer is taken from the shared budget for a base range, a part read
+  // back, a part filled in memory or a whole small file; whatever fails after
+  // that, the writer gives it back, or the mount's other writers would wait
+  // for it for ever.
+  const auto Drained = [&] {
+    client_->Drain();
+    EXPECT_EQ(ctx_.budget->used(), 0u);
+  };
+  {  // the base range for an in-place change cannot be read
+    client_->Put(kBucket, "based", Pattern(3000, 70));
+    auto head = client_->HeadObject({kBucket, "based", "", ""});
+    ASSERT_TRUE(head.ok());
+    auto w = Make("based", BaseObject{head->etag, 3000});
+    client_->FailNext("GetObject", EIO);
+    EXPECT_EQ(w->Write(1100, Bytes("x")).error().errno_value, EIO);
+    EXPECT_FALSE(w->Commit().ok());
+  }
+  Drained();
+  {  // a whole small file cannot be put
+    auto w = Make("small-fails");
+    ASSERT_TRUE(w->Write(0, Bytes("abc")).ok());
+    client_->FailNext("PutObject", EIO);
+    EXPECT_FALSE(w->Commit().ok());
+  }
+  Drained();
+  for (const bool fill : {false, true}) {  // a part read back, or filled, fails to upload
+    ctx_.staging.fill_in_memory = fill;
+    auto w = Make("part-fails");
+    client_->FailNext("UploadPart", EIO);
+    (void)w->Write(0, Bytes(Pattern(5000, 71)));
+    EXPECT_FALSE(w->Commit().ok());
+    w.reset();
+    Drained();
+  }
+  {  // filled parts still held when the file is dropped
+    ctx_.staging.settle_bytes = 1 << 20;
+    auto w = Make("dropped-fills");
+    ASSERT_TRUE(w->Write(0, Bytes(Pattern(3500, 72))).ok());
+    EXPECT_GT(ctx_.budget->used(), 0u);
+    w->Abort();
+  }
+  Drained();
+}
+
 }  // namespace
 }  // namespace bucketfs::fs

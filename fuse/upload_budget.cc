@@ -69,7 +69,19 @@ void UploadBudget::Provide(PartBuffer& b) {
       if (it->capacity < bytes) continue;
       if (best == free_.end() || it->capacity < best->capacity) best = it;
     }
+    // It is charged for all it holds (a file's tail in a whole part's
+    // buffer): when that does not fit, or would take the fills past half the
+    // capacity, a buffer of the part's own size is made instead.
+    const uint64_t extra = best != free_.end() ? best->capacity - b.charged : 0;
+    if (best != free_.end() &&
+        (used_ + extra > capacity_ || (b.filling && fill_bytes_ + extra > capacity_ / 2))) {
+      best = free_.end();
+    }
     if (best != free_.end()) {
+      used_ += extra;
+      if (b.filling) fill_bytes_ += extra;
+      peak_ = std::max(peak_, used_);
+      b.charged += extra;
       b.data = std::move(best->data);
       b.capacity = best->capacity;
       free_bytes_ -= b.capacity;
@@ -103,6 +115,11 @@ void UploadBudget::Give(PartBuffer buffer) {
     }
   }
   Release(charged);
+}
+
+uint64_t UploadBudget::used() const {
+  std::lock_guard lock(mu_);
+  return used_;
 }
 
 uint64_t UploadBudget::peak() const {

@@ -8,7 +8,9 @@
 // (at most half the capacity), and TakeFill, for a part a writer fills in
 // memory (fuse/filled_parts.h), held until the part is sent; fill buffers
 // never pass the other half, so Take only ever waits for uploads to end.
-// Buffers given back are kept for reuse (kept plus used within the capacity).
+// Buffers given back are kept for reuse (kept plus used within the capacity);
+// a kept buffer larger than asked for is charged for all it holds, or not
+// reused when that does not fit.
 //
 // Thread-safe.
 #pragma once
@@ -57,7 +59,8 @@ class UploadBudget {
   // give back with Release.
   uint64_t Acquire(uint64_t bytes);
   void Release(uint64_t bytes);
-  // Acquire(bytes) plus a buffer of that size, reused when one is free.
+  // Acquire(bytes) plus a buffer of that size, reused when one is free (then
+  // `charged` is the kept buffer's whole capacity).
   PartBuffer Take(uint64_t bytes);
   // A buffer for a part a writer fills in memory, held until the part is
   // sent (or the file closed): nullopt when fill buffers would pass half the
@@ -69,6 +72,7 @@ class UploadBudget {
   void FillSent(PartBuffer& buffer);
   void Give(PartBuffer buffer);
   uint64_t capacity() const { return capacity_; }
+  uint64_t used() const;  // charged to buffers not yet given back
   uint64_t peak() const;
 
  private:

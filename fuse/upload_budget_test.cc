@@ -39,6 +39,57 @@ TEST(UploadBudgetTest, BuffersAreReusedWithinTheCapacity) {
   EXPECT_LE(budget.peak(), 3000u);
 }
 
+TEST(UploadBudgetTest, AReusedBufferIsChargedForAllItHolds) {
+  // A small part (a file's tail, a small file's PutObject) given a kept
+  // buffer larger than it is charged the whole buffer: counting only its
+  // bytes let the buffers held pass the capacity (up to twice it).
+  UploadBudget budget(4000);
+  PartBuffer a = budget.Take(2000);
+  const std::byte* kept = a.data.get();
+  budget.Give(std::move(a));
+  PartBuffer small = budget.Take(100);
+  EXPECT_EQ(small.data.get(), kept);  // reused
+  EXPECT_EQ(small.size, 100u);
+  EXPECT_EQ(budget.used(), 2000u);
+  PartBuffer other = budget.Take(2000);
+  EXPECT_EQ(budget.used(), 4000u);  // 4000 held: a third Take would wait
+  budget.Give(std::move(small));
+  budget.Give(std::move(other));
+  EXPECT_EQ(budget.used(), 0u);
+  EXPECT_LE(budget.peak(), 4000u);
+}
+
+TEST(UploadBudgetTest, AReusedFillBufferCountsWholeAsAFill) {
+  UploadBudget budget(4000);  // fills up to 2000
+  PartBuffer a = budget.Take(1000);
+  budget.Give(std::move(a));
+  auto f = budget.TakeFill(900);  // the kept 1000 is reused: 1000 of fills
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->charged, 1000u);
+  EXPECT_EQ(f->capacity, 1000u);
+  auto g = budget.TakeFill(1000);
+  ASSERT_TRUE(g.has_value());
+  EXPECT_FALSE(budget.TakeFill(1).has_value());  // 2000 of fills already
+  budget.Give(std::move(*f));
+  budget.Give(std::move(*g));
+  EXPECT_EQ(budget.used(), 0u);
+  // A kept buffer that would take the fills past half is not reused: a
+  // buffer of the part's own size instead.
+  PartBuffer big = budget.Take(1000);
+  auto f1 = budget.TakeFill(1000);
+  auto f2 = budget.TakeFill(500);
+  ASSERT_TRUE(f1.has_value() && f2.has_value());
+  budget.Give(std::move(big));  // kept
+  auto f3 = budget.TakeFill(500);
+  ASSERT_TRUE(f3.has_value());
+  EXPECT_EQ(f3->capacity, 500u);
+  EXPECT_EQ(f3->charged, 500u);
+  budget.Give(std::move(*f1));
+  budget.Give(std::move(*f2));
+  budget.Give(std::move(*f3));
+  EXPECT_EQ(budget.used(), 0u);
+}
+
 // The VmFlags line of the mapping that holds `p` in /proc/self/smaps.
 std::string VmFlagsOf(const void* p) {
   std::ifstream smaps("/proc/self/smaps");

@@ -27,6 +27,10 @@ void BufferDeleter::operator()(std::byte* p) const {
   }
 }
 
+uint64_t AllocatedBytes(uint64_t size) {
+  return size < kHugeBufferBytes ? size : RoundUp(size, kHugePage);
+}
+
 Buffer AllocateBuffer(uint64_t size) {
   if (size < kHugeBufferBytes) {
     // Uninitialised on purpose: the fetch overwrites every byte.
@@ -63,6 +67,10 @@ bool BufferPool::Pooled(uint64_t size) const {
   // 4 MiB, keep buffers of their own size: they are held while a file is open).
   return buffer_size_ >= kHugeBufferBytes && size >= kHugeBufferBytes && size >= buffer_size_ / 2 &&
          size < buffer_size_;
+}
+
+uint64_t BufferPool::HeldBytes(uint64_t size) const {
+  return AllocatedBytes(Pooled(size) ? buffer_size_ : size);
 }
 
 Buffer BufferPool::Get(uint64_t size) {

@@ -7,9 +7,11 @@
 // quarter of the daemon's CPU on a sequential read. So buffers of at least
 // kHugeBufferBytes are mapped directly, 2 MiB aligned, with transparent huge
 // pages advised and populated in one call (a handful of faults, not
-// thousands); a reused buffer costs nothing. Buffers in the pool hold no
-// budget: the budget counts prefetched data, and the pool adds at most
-// max_buffers * buffer_size bytes of resident memory on top of it.
+// thousands); a reused buffer costs nothing. A buffer in use is charged to
+// the budget for all it holds (HeldBytes: a stream's 4 MiB part in an 8 MiB
+// pooled buffer counts 8 MiB, all of it faulted in). Buffers in the pool hold
+// no budget: the pool adds at most max_buffers * buffer_size bytes of
+// resident memory on top of it.
 // Thread-safe.
 #pragma once
 
@@ -35,6 +37,10 @@ inline constexpr uint64_t kHugeBufferBytes = 2ull << 20;
 // byte). Never null for size > 0 (throws std::bad_alloc like new[]).
 Buffer AllocateBuffer(uint64_t size);
 
+// The bytes AllocateBuffer(size) holds: `size`, or from kHugeBufferBytes up
+// the whole huge pages it maps (populated, so resident).
+uint64_t AllocatedBytes(uint64_t size);
+
 class BufferPool {
  public:
   BufferPool(uint64_t buffer_size, size_t max_buffers);
@@ -47,6 +53,9 @@ class BufferPool {
   Buffer Get(uint64_t size);
   // Returns a buffer obtained from Get(size); kept if the pool has room.
   void Put(Buffer buffer, uint64_t size);
+  // The bytes a buffer from Get(size) holds (a pooled buffer's whole size):
+  // what a memory budget counts for it.
+  uint64_t HeldBytes(uint64_t size) const;
 
   uint64_t reuses() const;
   size_t pooled() const;

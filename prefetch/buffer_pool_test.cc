@@ -57,6 +57,22 @@ TEST(BufferPoolTest, LargeSmallerPartsShareThePooledBuffers) {
   EXPECT_EQ(pool.reuses(), 1u);
 }
 
+TEST(BufferPoolTest, HeldBytesIsWhatTheBufferHolds) {
+  // What a budget counts for a buffer from Get: a pooled buffer's whole size
+  // for a smaller part that shares it, whole huge pages for a mapped one.
+  const uint64_t size = 4 * kHugeBufferBytes;
+  BufferPool pool(size, 2);
+  EXPECT_EQ(pool.HeldBytes(size), size);
+  EXPECT_EQ(pool.HeldBytes(size / 2), size);
+  EXPECT_EQ(pool.HeldBytes(size - 1), size);
+  EXPECT_EQ(pool.HeldBytes(size / 2 - 4096), size / 2);  // its own, rounded up
+  EXPECT_EQ(pool.HeldBytes(1000), 1000u);
+  EXPECT_EQ(pool.HeldBytes(size + 1), size + kHugeBufferBytes);
+  EXPECT_EQ(AllocatedBytes(kHugeBufferBytes - 1), kHugeBufferBytes - 1);
+  EXPECT_EQ(AllocatedBytes(kHugeBufferBytes + 1), 2 * kHugeBufferBytes);
+  EXPECT_EQ(pool.Get(size / 2).get_deleter().mapped, pool.HeldBytes(size / 2));
+}
+
 TEST(BufferPoolTest, PooledBuffersAndMappingSlackArePoisonedUnderAsan) {
   // A part still read after its buffer went back to the pool must be
   // reported; so must an access past a mapped buffer's size (the mapping is

@@ -44,7 +44,7 @@ void HintCache::Hint(const std::vector<ObjectVersion>& next) {
       }
       if (entries_.size() >= static_cast<size_t>(std::max(cfg.max_hinted_files, 0))) break;
       if (bytes_ + o.size > share) break;
-      if (!ctx_->budget->TryReserve(o.size)) break;
+      if (!ctx_->budget->TryReserve(Part::HeldBytes(o.size, nullptr))) break;
       auto part = std::make_shared<Part>(0, o.size, ctx_->budget);
       entries_.emplace(key, Entry{part, generation_});
       bytes_ += o.size;

@@ -43,7 +43,7 @@ struct ReaderStats {
   bool sequential = false;     // a sequential stream is active
   uint64_t seeks = 0;          // streams abandoned by a seek
   uint64_t stream_starts = 0;  // streams started (first read at 0, re-detection)
-  uint64_t forced_bytes = 0;   // demand bytes taken past a full budget
+  uint64_t forced_bytes = 0;   // budget taken past its limit for demand reads (buffers held)
   uint64_t reads = 0;          // reads answered or pending
   uint64_t waited_reads = 0;   // reads that found a part they need still in flight
   // Reads that needed a fetch and ask again for pages of a part the stream

@@ -10,6 +10,7 @@ Part::Part(uint64_t offset, uint64_t size, std::shared_ptr<MemoryBudget> budget,
            std::shared_ptr<BufferPool> pool)
     : offset_(offset),
       size_(size),
+      held_(HeldBytes(size, pool.get())),
       budget_(std::move(budget)),
       pool_(std::move(pool)),
       data_(pool_ ? pool_->Get(size) : AllocateBuffer(size)),
@@ -17,7 +18,7 @@ Part::Part(uint64_t offset, uint64_t size, std::shared_ptr<MemoryBudget> budget,
 
 Part::~Part() {
   if (pool_) pool_->Put(std::move(data_), size_);
-  if (budget_) budget_->Release(size_);
+  if (budget_) budget_->Release(held_);
 }
 
 bool Part::done() const {

@@ -27,13 +27,20 @@ namespace bucketfs::prefetch {
 
 class Part {
  public:
-  // Takes over a reservation of `size` bytes already made on `budget`. The
-  // buffer comes from `pool` (may be null) and goes back to it.
+  // Takes over a reservation of HeldBytes(size, pool) bytes already made on
+  // `budget`. The buffer comes from `pool` (may be null) and goes back to it.
   Part(uint64_t offset, uint64_t size, std::shared_ptr<MemoryBudget> budget,
        std::shared_ptr<BufferPool> pool = nullptr);
   ~Part();
   Part(const Part&) = delete;
   Part& operator=(const Part&) = delete;
+
+  // What the buffer of a part of `size` bytes from `pool` (may be null)
+  // holds, and so what its budget reservation is: more than `size` when the
+  // buffer is a larger pooled one or rounded to huge pages.
+  static uint64_t HeldBytes(uint64_t size, const BufferPool* pool) {
+    return pool ? pool->HeldBytes(size) : AllocatedBytes(size);
+  }
 
   uint64_t offset() const { return offset_; }
   uint64_t size() const { return size_; }
@@ -64,6 +71,7 @@ class Part {
  private:
   const uint64_t offset_;
   const uint64_t size_;
+  const uint64_t held_;  // reserved on budget_
   const std::shared_ptr<MemoryBudget> budget_;
   const std::shared_ptr<BufferPool> pool_;
   Buffer data_;

@@ -356,10 +356,12 @@ void ReaderCore::FillWindow(std::vector<PartPtr>& to_fetch) {
 }
 
 PartPtr ReaderCore::NewPart(uint64_t offset, uint64_t len, bool demand) {
-  if (!ctx_->budget->TryReserve(len)) {
+  // The budget counts the buffer the part will hold, not just its bytes.
+  const uint64_t held = Part::HeldBytes(len, ctx_->pool.get());
+  if (!ctx_->budget->TryReserve(held)) {
     if (!demand) return nullptr;
-    ctx_->budget->ForceReserve(len);
-    stats_.forced_bytes += len;
+    ctx_->budget->ForceReserve(held);
+    stats_.forced_bytes += held;
   }
   ++stats_.fetches;
   stats_.bytes_fetched += len;

@@ -7,11 +7,7 @@
 #   one file, and a read-only mount (EROFS).
 # Usage: e2e_basic.sh s3rver|s3sim   (BUCKETFS=path/to/bucketfs)
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-require_env
-start_server
-BUCKET=e2e-basic
-s3 mkbucket "$BUCKET"
-MNT="$TMP/mnt"
+setup_bucket e2e-basic
 
 log "a local tree: nested directories, empty to multipart-sized files"
 SRC="$TMP/src"

@@ -13,12 +13,7 @@
 #   libfuse's INIT reply); a file written through the mount arrives intact.
 # Usage: e2e_direct_io.sh s3rver|s3sim   (BUCKETFS=path/to/bucketfs)
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-require_env
-start_server
-BUCKET=e2e-direct-io
-s3 mkbucket "$BUCKET"
-MNT="$TMP/mnt"
-LOG="$TMP/bucketfs-mnt.log"
+setup_bucket e2e-direct-io
 
 log "an object of 40 MiB + 4097 bytes (not a multiple of any read size)"
 SIZE=$((40 * 1024 * 1024 + 4097))

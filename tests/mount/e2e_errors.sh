@@ -8,10 +8,7 @@
 #   non-empty mountpoint    -> exit 1
 # Usage: e2e_errors.sh s3rver|s3sim
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-require_env
-start_server
-BUCKET=e2e-errors
-s3 mkbucket "$BUCKET"
+setup_bucket e2e-errors
 s3 put "$BUCKET" hello.txt 11
 
 # expect_mount_failure NAME STATUS TEXT MOUNTPOINT COMMAND...: the command

@@ -9,12 +9,7 @@
 #   floor blocks and are served from them.
 # Usage: e2e_random.sh s3rver|s3sim   (BUCKETFS=path/to/bucketfs)
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-require_env
-start_server
-BUCKET=e2e-random
-s3 mkbucket "$BUCKET"
-MNT="$TMP/mnt"
-LOG="$TMP/bucketfs-mnt.log"
+setup_bucket e2e-random
 
 log "an object of 64 MiB + 123 bytes"
 SIZE=$((64 * 1024 * 1024 + 123))

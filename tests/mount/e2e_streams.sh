@@ -7,12 +7,7 @@
 #   part went before a late readahead READ needed it.
 # Usage: e2e_streams.sh s3rver|s3sim   (BUCKETFS=path/to/bucketfs)
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-require_env
-start_server
-BUCKET=e2e-streams
-s3 mkbucket "$BUCKET"
-MNT="$TMP/mnt"
-LOG="$TMP/bucketfs-mnt.log"
+setup_bucket e2e-streams
 
 log "8 objects of about 24 MiB (sizes not a multiple of a page)"
 for i in $(seq 0 7); do

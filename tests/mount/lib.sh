@@ -237,6 +237,22 @@ start_server() {
 
 s3() { timeout 120 python3 "$E2E_DIR/s3util.py" "$@"; }
 
+# setup_bucket BUCKET [start_server args...]: the start most tests share:
+# checks the environment, starts the server and creates BUCKET. Sets BUCKET,
+# MNT (the test's mountpoint) and LOG (the log mount_bucket writes for MNT).
+setup_bucket() {
+  BUCKET="$1"; shift
+  require_env
+  start_server "$@"
+  s3 mkbucket "$BUCKET"
+  MNT="$TMP/mnt"
+  LOG="$TMP/bucketfs-mnt.log"
+}
+
+# s3sim only: the requests it answered since it started or reset_stats.
+requests() { curl -s "$S3_ENDPOINT/__s3sim/stats" | python3 -c 'import json,sys; print(json.load(sys.stdin)["total"])'; }
+reset_stats() { curl -s -X POST "$S3_ENDPOINT/__s3sim/reset-stats" >/dev/null; }
+
 # mount_bucket MOUNTPOINT SOURCE [bucketfs options...]: mounts (detached)
 # and registers the mountpoint for cleanup. Returns bucketfs's status.
 mount_bucket() {

@@ -8,19 +8,12 @@
 #   ttl          a change made directly in the bucket appears after the TTL
 # Usage: test_metadata_cache.sh s3sim   (s3rver has no request counter: skipped)
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-require_env
 [[ "$SERVER" == s3sim ]] || skip "needs s3sim's request counter"
-BUCKET=e2e-metacache
 CACHE="$TMP/cache"
-MNT="$TMP/mnt"
-
-start_server
-s3 mkbucket "$BUCKET"
+setup_bucket e2e-metacache
 for d in 0 1 2 3; do s3 put-many "$BUCKET" "dir$d/f" 50; done
 s3 put "$BUCKET" top.txt 10
 
-requests() { curl -s "$S3_ENDPOINT/__s3sim/stats" | python3 -c 'import json,sys; print(json.load(sys.stdin)["total"])'; }
-reset_stats() { curl -s -X POST "$S3_ENDPOINT/__s3sim/reset-stats" >/dev/null; }
 count() { timeout 120 find "$MNT" | wc -l; }
 indefinite=(--cache "$CACHE" --metadata-ttl indefinite --negative-ttl indefinite)
 

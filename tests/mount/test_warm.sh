@@ -21,8 +21,6 @@ for d in $(seq -w 0 29); do
 done
 start_server "${preload[@]}"
 
-requests() { curl -s "$S3_ENDPOINT/__s3sim/stats" | python3 -c 'import json,sys; print(json.load(sys.stdin)["total"])'; }
-reset_stats() { curl -s -X POST "$S3_ENDPOINT/__s3sim/reset-stats" >/dev/null; }
 count() { timeout 120 find "$MNT" | wc -l; }
 indefinite=(--cache "$CACHE" --metadata-ttl indefinite --negative-ttl indefinite)
 expected=$((1 + 30 * (1 + 20 + 1 + 5)))  # root, then per directory: itself, files, sub, sub's files
