@@ -59,7 +59,10 @@ struct FsConfig {
   int listing_page_size = 1000;            // ListObjectsV2 max-keys for readdir
 
   // --- Threads and caches
-  int max_threads = 16;   // FUSE worker threads (max_idle_threads)
+  int max_threads = 16;  // FUSE worker threads (max_idle_threads)
+  // Random reads whose GET runs on the FUSE thread that asked (prefetch
+  // max_fetches_on_caller), at most max_threads - 2; 0: on transport threads.
+  int gets_on_fuse_threads = 0;
   std::string cache_dir;  // "" = no disk cache
   // Names the server in the metadata cache's keys (the endpoint URL), so that
   // mounts of different servers can share one cache directory.

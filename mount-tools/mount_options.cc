@@ -229,6 +229,14 @@ const std::vector<OptionSpec>& Specs() {
          return Status::Ok();
        },
        "N FUSE worker threads (16)"},
+      {"gets-on-fuse-threads", true,
+       [](Builder& b, std::string_view v) -> Status {
+         auto n = ParseInt<int>(v, "gets-on-fuse-threads", 0, 1024);
+         if (!n) return n.error();
+         b.opts.fs.gets_on_fuse_threads = *n;
+         return Status::Ok();
+       },
+       "N random reads' GETs run on their own FUSE thread (0)"},
       // Process.
       {"log-level", true,
        [](Builder& b, std::string_view v) -> Status {

@@ -122,6 +122,7 @@ TEST(MountOptionsTest, Flags) {
                             "32M",
                             "--max-threads",
                             "4",
+                            "--gets-on-fuse-threads=2",
                             "--cache",
                             "/var/c",
                             "--log-level",
@@ -145,6 +146,7 @@ TEST(MountOptionsTest, Flags) {
   EXPECT_EQ(o.fs.write_part_size, 32u << 20);
   EXPECT_EQ(o.fs.max_threads, 4);
   EXPECT_EQ(o.fuse.max_threads, 4);
+  EXPECT_EQ(o.fs.gets_on_fuse_threads, 2);
   EXPECT_EQ(o.fs.cache_dir, "/var/c");
   EXPECT_EQ(o.log.level, spdlog::level::trace);
   EXPECT_EQ(o.log.file, "/tmp/l");
@@ -277,6 +279,9 @@ TEST(MountOptionsTest, UsageErrors) {
   EXPECT_NE(ParseError({"s3://b", "/mnt", "--part-size", "1M"}).find("outside"), std::string::npos);
   EXPECT_NE(ParseError({"s3://b", "/mnt", "--max-threads", "0"}).find("max-threads"),
             std::string::npos);
+  EXPECT_NE(
+      ParseError({"s3://b", "/mnt", "--gets-on-fuse-threads", "-1"}).find("gets-on-fuse-threads"),
+      std::string::npos);
   EXPECT_NE(ParseError({"s3://b", "/mnt", "--log-level", "loud"}).find("log level"),
             std::string::npos);
   EXPECT_NE(ParseError({"s3://b", "/mnt", "--allow-other", "--allow-root"}).find("combined"),

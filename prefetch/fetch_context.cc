@@ -37,20 +37,33 @@ uint64_t FetchTracker::total_bytes() const {
 }
 
 void IssueFetch(const FetchContext& ctx, const ObjectVersion& object, PartPtr part,
-                std::function<void(const PartPtr&, Status)> after) {
+                std::function<void(const PartPtr&, Status)> after, bool for_caller) {
   ctx.tracker->Begin(part->size());
   const uint64_t offset = part->offset();
   const std::span<std::byte> dest = part->fetch_buffer();
-  ctx.source->FetchAsync(
-      object, offset, dest,
-      [tracker = ctx.tracker, part = std::move(part), after = std::move(after)](Status s) mutable {
-        PartPtr p = std::move(part);
-        auto cb = std::move(after);
-        cb(p, std::move(s));
-        cb = nullptr;  // its captures may own readers and, through them, parts
-        p.reset();
-        tracker->End();
-      });
+  bool on_caller = false;
+  if (for_caller && ctx.config.max_fetches_on_caller > 0) {
+    on_caller =
+        ctx.on_caller.fetch_add(1, std::memory_order_relaxed) < ctx.config.max_fetches_on_caller;
+    if (!on_caller) ctx.on_caller.fetch_sub(1, std::memory_order_relaxed);
+  }
+  // `ctx` outlives a fetch on the caller: the reader that issued it holds
+  // the context, and `after` holds the reader.
+  auto finish = [&ctx, on_caller, tracker = ctx.tracker, part = std::move(part),
+                 after = std::move(after)](Status s) mutable {
+    PartPtr p = std::move(part);
+    auto cb = std::move(after);
+    if (on_caller) ctx.on_caller.fetch_sub(1, std::memory_order_relaxed);
+    cb(p, std::move(s));
+    cb = nullptr;  // its captures may own readers and, through them, parts
+    p.reset();
+    tracker->End();
+  };
+  if (on_caller) {
+    ctx.source->FetchForCaller(object, offset, dest, std::move(finish));
+  } else {
+    ctx.source->FetchAsync(object, offset, dest, std::move(finish));
+  }
 }
 
 }  // namespace bucketfs::prefetch::internal

@@ -45,14 +45,19 @@ struct FetchContext {
   // Readers with a sequential stream; each may keep at most a fair share of
   // the budget scheduled ahead of it, so one fast reader cannot starve others.
   mutable std::atomic<int> active_streams{0};
+  // Fetches started through FetchForCaller and not finished (at most
+  // config.max_fetches_on_caller).
+  mutable std::atomic<int> on_caller{0};
 };
 
 // Starts the fetch that fills `part`; `after(part, status)` runs once it is
 // finished, before the tracker counts it done. The closure holds the part (and
 // so its buffer) until then, and drops it before End() so that WaitIdle()
 // returning means every finished fetch has let go of its buffer.
+// `for_caller`: the calling thread waits for the part anyway; within
+// config.max_fetches_on_caller the source may fetch it on this thread.
 // REQUIRES: no lock held (the source may complete inline).
 void IssueFetch(const FetchContext& ctx, const ObjectVersion& object, PartPtr part,
-                std::function<void(const PartPtr&, Status)> after);
+                std::function<void(const PartPtr&, Status)> after, bool for_caller = false);
 
 }  // namespace bucketfs::prefetch::internal

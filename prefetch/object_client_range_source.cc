@@ -12,6 +12,18 @@ ObjectClientRangeSource::ObjectClientRangeSource(std::shared_ptr<s3::ObjectClien
 void ObjectClientRangeSource::FetchAsync(const ObjectVersion& object, uint64_t offset,
                                          std::span<std::byte> dest,
                                          std::function<void(Status)> done) {
+  Fetch(object, offset, dest, /*on_caller=*/false, std::move(done));
+}
+
+void ObjectClientRangeSource::FetchForCaller(const ObjectVersion& object, uint64_t offset,
+                                             std::span<std::byte> dest,
+                                             std::function<void(Status)> done) {
+  Fetch(object, offset, dest, /*on_caller=*/true, std::move(done));
+}
+
+void ObjectClientRangeSource::Fetch(const ObjectVersion& object, uint64_t offset,
+                                    std::span<std::byte> dest, bool on_caller,
+                                    std::function<void(Status)> done) {
   if (dest.empty()) {
     done(Status::Ok());
     return;
@@ -22,6 +34,7 @@ void ObjectClientRangeSource::FetchAsync(const ObjectVersion& object, uint64_t o
   p.offset = offset;
   p.length = dest.size();
   p.if_match = object.etag;  // empty: the store gave no ETag, nothing to pin
+  p.run_on_caller = on_caller;
   const uint64_t want = dest.size();
   client_->GetObjectAsync(
       p, dest,

@@ -18,8 +18,14 @@ class ObjectClientRangeSource : public RangeSource {
 
   void FetchAsync(const ObjectVersion& object, uint64_t offset, std::span<std::byte> dest,
                   std::function<void(Status)> done) override;
+  // A GET the S3 client may run on the calling thread (run_on_caller).
+  void FetchForCaller(const ObjectVersion& object, uint64_t offset, std::span<std::byte> dest,
+                      std::function<void(Status)> done) override;
 
  private:
+  void Fetch(const ObjectVersion& object, uint64_t offset, std::span<std::byte> dest,
+             bool on_caller, std::function<void(Status)> done);
+
   const std::shared_ptr<s3::ObjectClient> client_;
 };
 

@@ -149,6 +149,72 @@ TEST_F(ObjectReaderTest, RandomReadsFetchTheFloorThenOnlyTheirPages) {
   EXPECT_FALSE(r->stats().sequential);
 }
 
+TEST_F(ObjectReaderTest, OnlyRandomBlocksAreFetchedForTheCallerAndOnlyWhenAllowed) {
+  // Off by default: every fetch goes through FetchAsync.
+  Init(100 * kMiB);
+  {
+    auto r = pf_->Open(obj_);
+    ASSERT_EQ(ReadAndCheck(*r, 50 * kMiB, 4 * kKiB), 0);
+    ASSERT_EQ(ReadAndCheck(*r, 20 * kMiB, 4 * kKiB), 0);
+    pf_->WaitIdle();
+    for (const auto& f : src_->fetches()) EXPECT_FALSE(f.for_caller) << "at " << f.offset;
+  }
+  cfg_.max_fetches_on_caller = 4;
+  Init(100 * kMiB);
+  auto r = pf_->Open(obj_);
+  // A stream from offset 0: its parts are read ahead, nobody waits on them
+  // on the calling thread.
+  for (uint64_t off = 0; off < 4 * kMiB; off += 128 * kKiB) {
+    ASSERT_EQ(ReadAndCheck(*r, off, 128 * kKiB), 0);
+  }
+  pf_->WaitIdle();
+  const size_t stream_fetches = src_->fetch_count();
+  ASSERT_GT(stream_fetches, 0u);
+  for (const auto& f : src_->fetches()) EXPECT_FALSE(f.for_caller) << "at " << f.offset;
+  // Random reads far from the stream (past its forward skip, then a seek)
+  // and from each other: one block each, each for the caller.
+  ASSERT_EQ(ReadAndCheck(*r, 96 * kMiB, 4 * kKiB), 0);
+  ASSERT_EQ(ReadAndCheck(*r, 88 * kMiB, 4 * kKiB), 0);
+  std::mt19937_64 rng(5);
+  for (int i = 0; i < 20; ++i) {
+    const uint64_t off = (8 * kMiB) + (rng() % (80 * kMiB / (4 * kKiB))) * 4 * kKiB;
+    ASSERT_EQ(ReadAndCheck(*r, off, 4 * kKiB), 0);
+  }
+  pf_->WaitIdle();
+  const auto fetches = src_->fetches();
+  ASSERT_GT(fetches.size(), stream_fetches);
+  for (size_t i = stream_fetches; i < fetches.size(); ++i) {
+    EXPECT_TRUE(fetches[i].for_caller) << "fetch " << i << " at " << fetches[i].offset;
+  }
+  EXPECT_EQ(r->stats().forced_bytes, 0u);
+}
+
+TEST_F(ObjectReaderTest, FetchesForTheCallerAreCappedAcrossReaders) {
+  cfg_.max_fetches_on_caller = 1;
+  Init(100 * kMiB);
+  auto a = pf_->Open(obj_);
+  auto b = pf_->Open(obj_);
+  // Two random blocks at once (the source held): the first may run on its
+  // caller, the second is over the cap and goes through FetchAsync.
+  src_->SetPaused(true);
+  std::promise<Result<ReadData>> pa, pb;
+  a->ReadAsync(60 * kMiB, 4 * kKiB, [&pa](Result<ReadData> d) { pa.set_value(std::move(d)); });
+  b->ReadAsync(30 * kMiB, 4 * kKiB, [&pb](Result<ReadData> d) { pb.set_value(std::move(d)); });
+  auto fetches = src_->fetches();
+  ASSERT_EQ(fetches.size(), 2u);
+  EXPECT_TRUE(fetches[0].for_caller);
+  EXPECT_FALSE(fetches[1].for_caller);
+  src_->SetPaused(false);
+  ASSERT_TRUE(pa.get_future().get().ok());
+  ASSERT_TRUE(pb.get_future().get().ok());
+  pf_->WaitIdle();
+  // Both finished: the slot is free again.
+  ASSERT_EQ(ReadAndCheck(*a, 10 * kMiB, 4 * kKiB), 0);
+  fetches = src_->fetches();
+  ASSERT_EQ(fetches.size(), 3u);
+  EXPECT_TRUE(fetches[2].for_caller);
+}
+
 TEST_F(ObjectReaderTest, RandomReadsHitTheBlockCache) {
   Init(100 * kMiB);
   auto r = pf_->Open(obj_);

@@ -41,6 +41,11 @@ struct PrefetchConfig {
   // ones; otherwise a read fetches only its pages (random_locality.h).
   uint64_t random_floor = 64ull << 10;
   int random_cache_blocks = 4;  // recent random blocks kept per file
+  // Random blocks fetched on the reading thread itself (RangeSource::
+  // FetchForCaller) at once, across all readers; 0: never. A mount gives
+  // fewer than its FUSE threads, so that some stay free for other requests
+  // while the rest wait on their GETs.
+  int max_fetches_on_caller = 0;
   // Consecutive sequential requests after a seek that restart a stream.
   int sequential_trigger = 2;
 

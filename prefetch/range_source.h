@@ -14,6 +14,7 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <utility>
 
 #include "s3/result.h"
 
@@ -42,6 +43,15 @@ class RangeSource {
   // REQUIRES: `dest` stays valid until `done` has been called.
   virtual void FetchAsync(const ObjectVersion& object, uint64_t offset, std::span<std::byte> dest,
                           std::function<void(Status)> done) = 0;
+
+  // The same, for bytes a read waits for on the calling thread anyway (a
+  // random read's block): a source may fetch them on that thread, `done`
+  // then called before this returns. By default FetchAsync.
+  // REQUIRES: as FetchAsync, and the caller holds no lock `done` takes.
+  virtual void FetchForCaller(const ObjectVersion& object, uint64_t offset,
+                              std::span<std::byte> dest, std::function<void(Status)> done) {
+    FetchAsync(object, offset, dest, std::move(done));
+  }
 };
 
 }  // namespace bucketfs::prefetch

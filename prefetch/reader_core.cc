@@ -53,7 +53,7 @@ void ReaderCore::ReadAsync(uint64_t offset, uint64_t size, ReadCallback done) {
     done(MakeError(EBADF, "ReaderClosed", "read after close of " + object_.key));
     return;
   }
-  Issue(plan.to_fetch);
+  Issue(plan.to_fetch, plan.for_caller);
   Serve(std::move(plan.needed), offset, end, std::move(done));
 }
 
@@ -241,6 +241,7 @@ void ReaderCore::PlanBlock(uint64_t o, uint64_t e, Plan& plan) {
   while (blocks_.size() > static_cast<size_t>(std::max(cfg_.random_cache_blocks, 1))) {
     blocks_.pop_back();
   }
+  plan.for_caller = plan.to_fetch.empty();
   plan.to_fetch.push_back(b);
   plan.needed.push_back(std::move(b));
 }
@@ -368,12 +369,14 @@ PartPtr ReaderCore::NewPart(uint64_t offset, uint64_t len, bool demand) {
   return std::make_shared<Part>(offset, len, ctx_->budget, ctx_->pool);
 }
 
-void ReaderCore::Issue(std::vector<PartPtr>& to_fetch) {
+void ReaderCore::Issue(std::vector<PartPtr>& to_fetch, bool for_caller) {
   for (auto& p : to_fetch) {
-    IssueFetch(*ctx_, object_, std::move(p),
-               [self = shared_from_this()](const PartPtr& part, Status s) {
-                 self->OnFetchDone(part, std::move(s));
-               });
+    IssueFetch(
+        *ctx_, object_, std::move(p),
+        [self = shared_from_this()](const PartPtr& part, Status s) {
+          self->OnFetchDone(part, std::move(s));
+        },
+        for_caller);
   }
   to_fetch.clear();
 }

@@ -66,6 +66,9 @@ class ReaderCore : public std::enable_shared_from_this<ReaderCore> {
   struct Plan {
     std::vector<PartPtr> needed;    // parts covering the read, in offset order
     std::vector<PartPtr> to_fetch;  // new parts to start once mu_ is released
+    // to_fetch is one random block this read waits for: it may be fetched
+    // on the reading thread (FetchContext::on_caller).
+    bool for_caller = false;
   };
 
   // All REQUIRE mu_.
@@ -96,7 +99,7 @@ class ReaderCore : public std::enable_shared_from_this<ReaderCore> {
   void NoteRereadFetch(uint64_t o, uint64_t e, const PartPtr& fetched);
 
   // Without mu_.
-  void Issue(std::vector<PartPtr>& to_fetch);
+  void Issue(std::vector<PartPtr>& to_fetch, bool for_caller = false);
   void OnFetchDone(const PartPtr& part, Status s);
   static void Serve(std::vector<PartPtr> needed, uint64_t o, uint64_t e, ReadCallback done);
 

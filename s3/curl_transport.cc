@@ -195,6 +195,109 @@ int SeekCallback(void* user, curl_off_t offset, int origin) {
   return CURL_SEEKFUNC_OK;
 }
 
+// Sets every option of `t`'s easy handle for its request (after a reset).
+CURLcode Configure(const CurlTransportOptions& options, Transfer& t) {
+  CURL* h = t.easy.get();
+  const HttpRequest& r = t.request;
+  CURLcode rc = CURLE_OK;
+  auto set = [&](CURLoption opt, auto value) {
+    if (rc == CURLE_OK) rc = curl_easy_setopt(h, opt, value);
+  };
+  set(CURLOPT_URL, r.url.c_str());
+  set(CURLOPT_PRIVATE, static_cast<void*>(&t));
+  set(CURLOPT_ERRORBUFFER, t.errbuf);
+  set(CURLOPT_NOSIGNAL, 1L);
+  set(CURLOPT_HTTP_VERSION, long{CURL_HTTP_VERSION_1_1});
+  set(CURLOPT_PATH_AS_IS, 1L);  // keys like "a/../b" must reach S3 unchanged
+  set(CURLOPT_TCP_NODELAY, 1L);
+  set(CURLOPT_TCP_KEEPALIVE, 1L);
+  set(CURLOPT_TCP_KEEPIDLE, 60L);
+  set(CURLOPT_TCP_KEEPINTVL, 30L);
+  set(CURLOPT_BUFFERSIZE, options.buffer_size);
+  set(CURLOPT_UPLOAD_BUFFERSIZE, std::min(options.buffer_size, 2L * 1024 * 1024));
+  set(CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(r.connect_timeout.count()));
+  set(CURLOPT_LOW_SPEED_LIMIT, r.low_speed_bytes_per_sec);
+  set(CURLOPT_LOW_SPEED_TIME, static_cast<long>(r.low_speed_time.count()));
+  set(CURLOPT_SSL_VERIFYPEER, options.verify_tls ? 1L : 0L);
+  set(CURLOPT_SSL_VERIFYHOST, options.verify_tls ? 2L : 0L);
+  if (!options.ca_bundle.empty()) set(CURLOPT_CAINFO, options.ca_bundle.c_str());
+  if (!options.user_agent.empty()) set(CURLOPT_USERAGENT, options.user_agent.c_str());
+  set(CURLOPT_HEADERFUNCTION, HeaderCallback);
+  set(CURLOPT_HEADERDATA, static_cast<void*>(&t));
+  set(CURLOPT_WRITEFUNCTION, WriteCallback);
+  set(CURLOPT_WRITEDATA, static_cast<void*>(&t));
+
+  const bool has_body = !r.body.empty();
+  if (r.method == "GET") {
+    set(CURLOPT_HTTPGET, 1L);
+  } else if (r.method == "HEAD") {
+    set(CURLOPT_NOBODY, 1L);
+  } else if (r.method == "PUT") {
+    set(CURLOPT_UPLOAD, 1L);
+    set(CURLOPT_READFUNCTION, ReadCallback);
+    set(CURLOPT_READDATA, static_cast<void*>(&t));
+    set(CURLOPT_SEEKFUNCTION, SeekCallback);
+    set(CURLOPT_SEEKDATA, static_cast<void*>(&t));
+    set(CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(r.body.size()));
+  } else {
+    if (r.method == "POST" || has_body) {
+      // Sent from the caller's buffer without a copy (not COPYPOSTFIELDS).
+      set(CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(r.body.size()));
+      set(CURLOPT_POSTFIELDS, has_body ? reinterpret_cast<const char*>(r.body.data()) : "");
+    }
+    if (r.method != "POST") set(CURLOPT_CUSTOMREQUEST, r.method.c_str());
+  }
+
+  // Headers: as given; an empty value is sent as "Name;" (curl's syntax).
+  curl_slist* list = nullptr;
+  auto add = [&list](const std::string& line) {
+    curl_slist* next = curl_slist_append(list, line.c_str());
+    if (next) list = next;
+  };
+  for (const auto& [name, value] : r.headers) {
+    add(value.empty() ? name + ";" : name + ": " + value);
+  }
+  add("Expect:");  // no 100-continue round trip
+  if ((r.method == "POST" || r.method == "PUT") && !FindHeader(r.headers, "Content-Type")) {
+    add("Content-Type:");  // no form-urlencoded default
+  }
+  t.headers.reset(list);
+  set(CURLOPT_HTTPHEADER, list);
+  return rc;
+}
+
+// The transport outcome of a transfer curl finished with `code`; delivers
+// the headers first when curl saw no body to deliver them with.
+Status Outcome(Transfer& t, CURLcode code) {
+  if (code == CURLE_OK) {
+    if (!t.headers_delivered) {
+      long status = 0;
+      curl_easy_getinfo(t.easy.get(), CURLINFO_RESPONSE_CODE, &status);
+      t.status = static_cast<int>(status);
+      t.DeliverHeaders();
+    }
+    return Status::Ok();
+  }
+  if (t.aborted)
+    return MakeTransportError(transport_code::kAborted, "the response handler stopped");
+  return CurlCodeToError(code, t.errbuf);
+}
+
+// Transfers run on their caller's thread (HttpRequest::run_on_caller) use an
+// easy handle of that thread's own, and so a connection of its own, kept
+// between its requests. A transport thread never runs one: it would stall
+// every other transfer of its multi handle for the duration.
+struct CallerSlot {
+  EasyHandle easy;
+  bool busy = false;  // a transfer of this thread is running on it
+};
+thread_local CallerSlot caller_slot;
+thread_local bool on_transport_thread = false;
+
+// Receive buffer of a caller's handle: such transfers are small reads, and
+// each thread that ever ran one keeps its handle (and buffer) until it exits.
+constexpr long kCallerBufferSize = 64 * 1024;
+
 class Worker {
  public:
   Worker(const CurlTransportOptions& options, long max_connections)
@@ -258,6 +361,7 @@ class Worker {
   static bool DueLater(const Pending& a, const Pending& b) { return a.due > b.due; }
 
   void Loop() {
+    on_transport_thread = true;
     std::vector<Pending> batch;
     for (;;) {
       {
@@ -346,7 +450,7 @@ class Worker {
       load_.fetch_sub(1, std::memory_order_relaxed);
       return;
     }
-    const CURLcode rc = Configure(*t);
+    const CURLcode rc = Configure(options_, *t);
     Transfer* raw = t.release();
     active_.insert(raw);
     if (rc != CURLE_OK) {
@@ -358,91 +462,10 @@ class Worker {
     }
   }
 
-  CURLcode Configure(Transfer& t) {
-    CURL* h = t.easy.get();
-    const HttpRequest& r = t.request;
-    CURLcode rc = CURLE_OK;
-    auto set = [&](CURLoption opt, auto value) {
-      if (rc == CURLE_OK) rc = curl_easy_setopt(h, opt, value);
-    };
-    set(CURLOPT_URL, r.url.c_str());
-    set(CURLOPT_PRIVATE, static_cast<void*>(&t));
-    set(CURLOPT_ERRORBUFFER, t.errbuf);
-    set(CURLOPT_NOSIGNAL, 1L);
-    set(CURLOPT_HTTP_VERSION, long{CURL_HTTP_VERSION_1_1});
-    set(CURLOPT_PATH_AS_IS, 1L);  // keys like "a/../b" must reach S3 unchanged
-    set(CURLOPT_TCP_NODELAY, 1L);
-    set(CURLOPT_TCP_KEEPALIVE, 1L);
-    set(CURLOPT_TCP_KEEPIDLE, 60L);
-    set(CURLOPT_TCP_KEEPINTVL, 30L);
-    set(CURLOPT_BUFFERSIZE, options_.buffer_size);
-    set(CURLOPT_UPLOAD_BUFFERSIZE, std::min(options_.buffer_size, 2L * 1024 * 1024));
-    set(CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(r.connect_timeout.count()));
-    set(CURLOPT_LOW_SPEED_LIMIT, r.low_speed_bytes_per_sec);
-    set(CURLOPT_LOW_SPEED_TIME, static_cast<long>(r.low_speed_time.count()));
-    set(CURLOPT_SSL_VERIFYPEER, options_.verify_tls ? 1L : 0L);
-    set(CURLOPT_SSL_VERIFYHOST, options_.verify_tls ? 2L : 0L);
-    if (!options_.ca_bundle.empty()) set(CURLOPT_CAINFO, options_.ca_bundle.c_str());
-    if (!options_.user_agent.empty()) set(CURLOPT_USERAGENT, options_.user_agent.c_str());
-    set(CURLOPT_HEADERFUNCTION, HeaderCallback);
-    set(CURLOPT_HEADERDATA, static_cast<void*>(&t));
-    set(CURLOPT_WRITEFUNCTION, WriteCallback);
-    set(CURLOPT_WRITEDATA, static_cast<void*>(&t));
-
-    const bool has_body = !r.body.empty();
-    if (r.method == "GET") {
-      set(CURLOPT_HTTPGET, 1L);
-    } else if (r.method == "HEAD") {
-      set(CURLOPT_NOBODY, 1L);
-    } else if (r.method == "PUT") {
-      set(CURLOPT_UPLOAD, 1L);
-      set(CURLOPT_READFUNCTION, ReadCallback);
-      set(CURLOPT_READDATA, static_cast<void*>(&t));
-      set(CURLOPT_SEEKFUNCTION, SeekCallback);
-      set(CURLOPT_SEEKDATA, static_cast<void*>(&t));
-      set(CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(r.body.size()));
-    } else {
-      if (r.method == "POST" || has_body) {
-        // Sent from the caller's buffer without a copy (not COPYPOSTFIELDS).
-        set(CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(r.body.size()));
-        set(CURLOPT_POSTFIELDS, has_body ? reinterpret_cast<const char*>(r.body.data()) : "");
-      }
-      if (r.method != "POST") set(CURLOPT_CUSTOMREQUEST, r.method.c_str());
-    }
-
-    // Headers: as given; an empty value is sent as "Name;" (curl's syntax).
-    curl_slist* list = nullptr;
-    auto add = [&list](const std::string& line) {
-      curl_slist* next = curl_slist_append(list, line.c_str());
-      if (next) list = next;
-    };
-    for (const auto& [name, value] : r.headers) {
-      add(value.empty() ? name + ";" : name + ": " + value);
-    }
-    add("Expect:");  // no 100-continue round trip
-    if ((r.method == "POST" || r.method == "PUT") && !FindHeader(r.headers, "Content-Type")) {
-      add("Content-Type:");  // no form-urlencoded default
-    }
-    t.headers.reset(list);
-    set(CURLOPT_HTTPHEADER, list);
-    return rc;
-  }
-
   void Complete(Transfer* t, CURLcode code) {
     curl_multi_remove_handle(multi_.get(), t->easy.get());
-    if (code == CURLE_OK) {
-      if (!t->headers_delivered) {
-        long status = 0;
-        curl_easy_getinfo(t->easy.get(), CURLINFO_RESPONSE_CODE, &status);
-        t->status = static_cast<int>(status);
-        t->DeliverHeaders();
-      }
-      Finish(t, Status::Ok());
-    } else if (t->aborted) {
-      Finish(t, MakeTransportError(transport_code::kAborted, "the response handler stopped"));
-    } else {
-      Finish(t, CurlCodeToError(code, t->errbuf));
-    }
+    Status status = Outcome(*t, code);
+    Finish(t, std::move(status));
   }
 
   // Hands the outcome to the handler and recycles the easy handle.
@@ -498,6 +521,7 @@ class CurlTransport : public HttpTransport {
 
   void Submit(HttpRequest request, std::shared_ptr<HttpResponseHandler> handler,
               std::chrono::milliseconds delay) override {
+    if (request.run_on_caller && delay.count() <= 0 && RunOnCaller(request, handler)) return;
     // Least busy worker; ties go to the lowest index so that a lone client
     // keeps reusing the same connections.
     Worker* best = workers_[0].get();
@@ -513,8 +537,44 @@ class CurlTransport : public HttpTransport {
   }
 
  private:
+  // Runs the whole transfer here with this thread's handle; false (request
+  // and handler untouched) when it may not: on a transport thread, from a
+  // handler of this thread's own transfer, or with max_connections such
+  // transfers already running.
+  bool RunOnCaller(HttpRequest& request, std::shared_ptr<HttpResponseHandler>& handler) {
+    if (on_transport_thread || caller_slot.busy) return false;
+    if (on_caller_.fetch_add(1, std::memory_order_relaxed) >= options_.max_connections) {
+      on_caller_.fetch_sub(1, std::memory_order_relaxed);
+      return false;
+    }
+    if (!caller_slot.easy) caller_slot.easy.reset(curl_easy_init());
+    if (!caller_slot.easy) {
+      on_caller_.fetch_sub(1, std::memory_order_relaxed);
+      return false;
+    }
+    caller_slot.busy = true;
+    Transfer t;
+    t.request = std::move(request);
+    t.handler = std::move(handler);
+    t.easy = std::move(caller_slot.easy);
+    CURLcode rc = Configure(options_, t);
+    if (rc == CURLE_OK) rc = curl_easy_setopt(t.easy.get(), CURLOPT_BUFFERSIZE, kCallerBufferSize);
+    Status status = rc == CURLE_OK ? Outcome(t, curl_easy_perform(t.easy.get()))
+                                   : CurlCodeToError(rc, "setting up the request");
+    // Reset now: the handle must not keep pointers into `t` (error buffer,
+    // header list) past this call. Its connection stays open for the next.
+    curl_easy_reset(t.easy.get());
+    caller_slot.easy = std::move(t.easy);
+    caller_slot.busy = false;
+    on_caller_.fetch_sub(1, std::memory_order_relaxed);
+    // Last, as on a transport thread: the handler may submit a follow-up.
+    t.handler->OnComplete(std::move(status));
+    return true;
+  }
+
   const CurlTransportOptions options_;
   std::vector<std::unique_ptr<Worker>> workers_;
+  std::atomic<int> on_caller_{0};  // transfers running on their callers' threads
 };
 
 }  // namespace

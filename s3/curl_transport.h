@@ -14,6 +14,12 @@
 // the caller's span (POST: passed by pointer; PUT: copied by curl's read
 // callback into its upload buffer, which curl requires).
 //
+// A request marked run_on_caller (http_transport.h) runs inside Submit with
+// curl_easy_perform on an easy handle of the calling thread's own (one kept
+// connection per such thread, a 64 KiB receive buffer), at most
+// max_connections at once; a transport thread or a handler nested in such a
+// transfer hands it to a worker as usual.
+//
 // Every CURLcode becomes an Error in exactly one function (codes in
 // http_transport.h). A body shorter than its Content-Length is an error
 // ("Truncated"), never a short success. Destroying the transport stops the
@@ -30,9 +36,11 @@
 namespace bucketfs::s3 {
 
 struct CurlTransportOptions {
-  int threads = 0;           // 0 = hardware_concurrency; at least 2
-  int max_connections = 64;  // across all threads (each gets its share)
-  std::string ca_bundle;     // "" = system CAs
+  int threads = 0;  // 0 = hardware_concurrency; at least 2
+  // Across all threads (each gets its share); transfers run on their
+  // callers' threads (run_on_caller) may open as many again.
+  int max_connections = 64;
+  std::string ca_bundle;  // "" = system CAs
   bool verify_tls = true;
   std::string user_agent = "bucketfs/0.1";
   // CURLOPT_BUFFERSIZE: bigger reads, fewer callbacks. Measured on loopback

@@ -453,6 +453,80 @@ TEST_F(CurlTransportTest, HandlerAbortIsAborted) {
   EXPECT_FALSE(s.error().retryable);
 }
 
+// Notes the thread each callback ran on, and whether Submit had returned.
+class ThreadCollector : public Collector {
+ public:
+  void OnHeaders(int s, const HttpHeaders& h) override {
+    threads.push_back(std::this_thread::get_id());
+    Collector::OnHeaders(s, h);
+  }
+  void OnComplete(Status s) override {
+    threads.push_back(std::this_thread::get_id());
+    completed_inside_submit = !submit_returned.load();
+    Collector::OnComplete(std::move(s));
+  }
+  std::vector<std::thread::id> threads;
+  std::atomic<bool> submit_returned{false};
+  bool completed_inside_submit = false;
+};
+
+TEST_F(CurlTransportTest, RunOnCallerRunsTheTransferInsideSubmitOnItsOwnConnection) {
+  for (int i = 0; i < 3; ++i) {
+    auto c = std::make_shared<ThreadCollector>();
+    HttpRequest r = Get("/hello");
+    r.run_on_caller = true;
+    transport_->Submit(std::move(r), c, 0ms);
+    c->submit_returned = true;
+    Status s = Wait(c);
+    ASSERT_TRUE(s.ok()) << s.error().ToString();
+    EXPECT_EQ(c->body, "hello world");
+    EXPECT_TRUE(c->order_ok);
+    EXPECT_TRUE(c->completed_inside_submit);
+    ASSERT_EQ(c->threads.size(), 2u);
+    EXPECT_EQ(c->threads[0], std::this_thread::get_id());
+    EXPECT_EQ(c->threads[1], std::this_thread::get_id());
+  }
+  // Without the mark: a transport thread, its own connection.
+  auto c = std::make_shared<ThreadCollector>();
+  transport_->Submit(Get("/hello"), c, 0ms);
+  c->submit_returned = true;
+  ASSERT_TRUE(Wait(c).ok());
+  ASSERT_EQ(c->threads.size(), 2u);
+  EXPECT_NE(c->threads[1], std::this_thread::get_id());
+  // The caller's connection was kept across its three requests.
+  EXPECT_EQ(server_.accepts(), 2);
+}
+
+TEST_F(CurlTransportTest, RunOnCallerWithADelayGoesToATransportThread) {
+  auto c = std::make_shared<ThreadCollector>();
+  HttpRequest r = Get("/hello");
+  r.run_on_caller = true;
+  transport_->Submit(std::move(r), c, 1ms);
+  c->submit_returned = true;
+  ASSERT_TRUE(Wait(c).ok());
+  EXPECT_FALSE(c->completed_inside_submit);
+  ASSERT_EQ(c->threads.size(), 2u);
+  EXPECT_NE(c->threads[1], std::this_thread::get_id());
+}
+
+TEST_F(CurlTransportTest, RunOnCallerReportsErrorsLikeATransportThread) {
+  auto c = std::make_shared<Collector>();
+  c->refuse_body = true;
+  HttpRequest r = Get("/bytes/1000");
+  r.run_on_caller = true;
+  transport_->Submit(std::move(r), c, 0ms);
+  Status s = Wait(c);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code, "Aborted");
+  // The thread's handle is usable again after a failed transfer.
+  auto next = std::make_shared<Collector>();
+  HttpRequest again = Get("/hello");
+  again.run_on_caller = true;
+  transport_->Submit(std::move(again), next, 0ms);
+  ASSERT_TRUE(Wait(next).ok());
+  EXPECT_EQ(next->body, "hello world");
+}
+
 TEST_F(CurlTransportTest, DelayedSubmitWaits) {
   // The immediate request is not held behind the delayed one. The delay is
   // long so that a loaded machine cannot blur the two (at 300 ms, with the

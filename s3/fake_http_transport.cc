@@ -87,6 +87,7 @@ void FakeHttpTransport::Submit(HttpRequest request, std::shared_ptr<HttpResponse
   job.request.body.assign(reinterpret_cast<const char*>(request.body.data()), request.body.size());
   job.request.delay = delay;
   job.request.low_speed_time = request.low_speed_time;
+  job.request.run_on_caller = request.run_on_caller;
   job.handler = std::move(handler);
   job.due =
       std::chrono::steady_clock::now() +

@@ -56,6 +56,7 @@ struct RecordedRequest {
   std::string body;
   std::chrono::milliseconds delay{0};
   std::chrono::seconds low_speed_time{0};  // the stall limit the request was sent with
+  bool run_on_caller = false;
   // Case-insensitive header lookup; "" when absent.
   std::string Header(std::string_view name) const;
 };

@@ -57,6 +57,10 @@ struct GetObjectParams {
   std::optional<uint64_t> offset;
   std::optional<uint64_t> length;
   std::string if_match;  // fail with EIO-class PreconditionFailed if changed
+  // GetObjectAsync: the caller's thread waits for this (small) GET anyway;
+  // it may run there, `done` then called before GetObjectAsync returns
+  // (S3Request::run_on_caller).
+  bool run_on_caller = false;
 };
 struct GetObjectResult {
   uint64_t bytes = 0;        // bytes written into dest

@@ -58,6 +58,7 @@ Result<GetPlan> PlanGet(const GetObjectParams& p, size_t dest_size) {
   plan.request.method = "GET";
   plan.request.bucket = p.bucket;
   plan.request.key = p.key;
+  plan.request.run_on_caller = p.run_on_caller;
   if (!p.if_match.empty()) plan.request.headers.emplace_back("If-Match", p.if_match);
   if (p.offset || p.length) {
     if (!p.length) return InvalidArgument(kOp, "an offset needs a length");

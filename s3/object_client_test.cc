@@ -285,6 +285,25 @@ TEST_F(ObjectClientTest, GetObjectAsyncDeliversOnCallback) {
   EXPECT_EQ(r->object_size, 16u);
 }
 
+TEST_F(ObjectClientTest, GetObjectAsyncPassesRunOnCallerToTheTransport) {
+  const std::string object = "0123456789abcdef";
+  std::vector<std::byte> buf(4);
+  for (bool on_caller : {false, true}) {
+    fake_.Clear();
+    fake_.AddResponder("GET", "/bkt/obj", [&](const RecordedRequest& r) {
+      return FakeHttpTransport::RangedObject(r, object);
+    });
+    GetObjectParams p{"bkt", "obj"};
+    p.offset = 2;
+    p.length = 4;
+    p.run_on_caller = on_caller;
+    std::promise<Result<GetObjectResult>> promise;
+    client_->GetObjectAsync(p, buf, [&](Result<GetObjectResult> r) { promise.set_value(r); });
+    ASSERT_TRUE(promise.get_future().get().ok());
+    EXPECT_EQ(OnlyRequest().run_on_caller, on_caller);
+  }
+}
+
 TEST_F(ObjectClientTest, UploadPartSendsMd5AndRequiresEtag) {
   fake_.AddResponse("PUT", "/bkt/k?partNumber=3&uploadId=up%2B1",
                     FakeResponse{200, {{"ETag", "\"p3\""}}});

@@ -260,6 +260,7 @@ void S3Executor::StartAttempt(const std::shared_ptr<Operation>& op,
 
   HttpRequest http;
   http.method = req.method;
+  http.run_on_caller = req.run_on_caller;
   const std::string path = endpoint_.PathFor(req.bucket, req.key);
   const std::string query = CanonicalQueryString(req.query);
   http.url = endpoint_.Origin(req.bucket) + path;

@@ -53,6 +53,10 @@ struct S3Request {
   // Overrides ClientConfig::low_speed_time for an operation the server may
   // work on for minutes before it answers (CompleteMultipartUpload).
   std::optional<std::chrono::seconds> min_low_speed_time;
+  // The caller waits for the result anyway: attempts without a backoff
+  // delay may run on its thread (HttpRequest::run_on_caller), so `done` may
+  // run before Execute returns.
+  bool run_on_caller = false;
 };
 
 struct S3Response {

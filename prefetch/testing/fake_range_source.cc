@@ -84,11 +84,22 @@ void FakeRangeSource::SetFailure(FailurePredicate pred) {
 
 void FakeRangeSource::FetchAsync(const ObjectVersion& object, uint64_t offset,
                                  std::span<std::byte> dest, std::function<void(Status)> done) {
+  Record(object, offset, dest, /*for_caller=*/false, std::move(done));
+}
+
+void FakeRangeSource::FetchForCaller(const ObjectVersion& object, uint64_t offset,
+                                     std::span<std::byte> dest, std::function<void(Status)> done) {
+  Record(object, offset, dest, /*for_caller=*/true, std::move(done));
+}
+
+void FakeRangeSource::Record(const ObjectVersion& object, uint64_t offset,
+                             std::span<std::byte> dest, bool for_caller,
+                             std::function<void(Status)> done) {
   std::function<void()> run;
   bool inline_now = false;
   {
     std::lock_guard lock(mu_);
-    log_.push_back({object.key, offset, dest.size()});
+    log_.push_back({object.key, offset, dest.size(), for_caller});
     bytes_ += dest.size();
     max_in_flight_ = std::max(max_in_flight_, ++in_flight_);
     std::optional<Error> err;

@@ -35,6 +35,7 @@ class FakeRangeSource : public RangeSource {
     std::string key;
     uint64_t offset = 0;
     uint64_t size = 0;
+    bool for_caller = false;  // through FetchForCaller
   };
   using FailurePredicate =
       std::function<std::optional<Error>(const ObjectVersion&, uint64_t offset, uint64_t size)>;
@@ -55,6 +56,10 @@ class FakeRangeSource : public RangeSource {
 
   void FetchAsync(const ObjectVersion& object, uint64_t offset, std::span<std::byte> dest,
                   std::function<void(Status)> done) override;
+  // Logged as for_caller, then as FetchAsync (so on the caller's thread only
+  // with no latency).
+  void FetchForCaller(const ObjectVersion& object, uint64_t offset, std::span<std::byte> dest,
+                      std::function<void(Status)> done) override;
 
   std::vector<Fetch> fetches() const;
   uint64_t fetch_count() const;
@@ -73,6 +78,8 @@ class FakeRangeSource : public RangeSource {
     std::shared_ptr<const std::vector<std::byte>> data;
   };
   void TimerLoop();
+  void Record(const ObjectVersion& object, uint64_t offset, std::span<std::byte> dest,
+              bool for_caller, std::function<void(Status)> done);
   void Complete(const ObjectVersion& object, uint64_t offset, std::span<std::byte> dest,
                 const std::function<void(Status)>& done);
 
