@@ -231,10 +231,7 @@ TEST_F(StagedWriterTest, LargeSequentialFileDropsStagedPagesAndStaysCorrect) {
 TEST_F(StagedWriterTest, AppendToLargeObjectCopiesUnchangedParts) {
   ctx_.writer.part_size = 5 << 20;
   const std::string base = Pattern((12 << 20) + 5, 9);
-  client_->Put(kBucket, "big", base);
-  auto head = client_->HeadObject({kBucket, "big", "", ""});
-  ASSERT_TRUE(head.ok());
-  auto w = Make("big", BaseObject{head->etag, base.size()});
+  auto w = MakeOver("big", base);
   EXPECT_EQ(w->size(), base.size());
   const std::string tail = Pattern(1 << 20, 4);
   ASSERT_TRUE(w->Write(base.size(), Bytes(tail)).ok());
@@ -251,10 +248,7 @@ TEST_F(StagedWriterTest, AppendToLargeObjectCopiesUnchangedParts) {
 TEST_F(StagedWriterTest, RewriteFromTheStartFetchesNoBaseBytes) {
   ctx_.writer.part_size = 5 << 20;
   const std::string base = Pattern((12 << 20) + 5, 9);
-  client_->Put(kBucket, "re", base);
-  auto head = client_->HeadObject({kBucket, "re", "", ""});
-  ASSERT_TRUE(head.ok());
-  auto w = Make("re", BaseObject{head->etag, base.size()});
+  auto w = MakeOver("re", base);
   const std::string fresh = Pattern(base.size(), 4);
   for (size_t at = 0; at < fresh.size(); at += 1 << 20) {
     const size_t n = std::min<size_t>(1 << 20, fresh.size() - at);
@@ -271,10 +265,7 @@ TEST_F(StagedWriterTest, RewriteFromTheStartFetchesNoBaseBytes) {
 TEST_F(StagedWriterTest, PartRewrittenInPartKeepsTheOldRest) {
   ctx_.writer.part_size = 5 << 20;
   const std::string base = Pattern((12 << 20) + 5, 9);
-  client_->Put(kBucket, "half", base);
-  auto head = client_->HeadObject({kBucket, "half", "", ""});
-  ASSERT_TRUE(head.ok());
-  auto w = Make("half", BaseObject{head->etag, base.size()});
+  auto w = MakeOver("half", base);
   const std::string fresh = Pattern(1 << 20, 4);
   ASSERT_TRUE(w->Write(0, Bytes(fresh)).ok());
   EXPECT_EQ(client_->Calls("GetObject"), 0);  // deferred: the run may go on
@@ -290,10 +281,7 @@ TEST_F(StagedWriterTest, PartRewrittenInPartKeepsTheOldRest) {
 TEST_F(StagedWriterTest, WriteLeavingTheRunFetchesTheOldBytesItSkips) {
   ctx_.writer.part_size = 5 << 20;
   const std::string base = Pattern((12 << 20) + 5, 9);
-  client_->Put(kBucket, "skip", base);
-  auto head = client_->HeadObject({kBucket, "skip", "", ""});
-  ASSERT_TRUE(head.ok());
-  auto w = Make("skip", BaseObject{head->etag, base.size()});
+  auto w = MakeOver("skip", base);
   const std::string fresh = Pattern(1 << 20, 4);
   ASSERT_TRUE(w->Write(0, Bytes(fresh)).ok());
   ASSERT_TRUE(w->Write(3 << 20, Bytes("PATCH")).ok());
@@ -309,9 +297,7 @@ TEST_F(StagedWriterTest, WriteLeavingTheRunFetchesTheOldBytesItSkips) {
 }
 
 TEST_F(StagedWriterTest, InPlaceChangeOfSmallObjectIsOnePut) {
-  client_->Put(kBucket, "s", "hello world");
-  auto head = client_->HeadObject({kBucket, "s", "", ""});
-  auto w = Make("s", BaseObject{head->etag, 11});
+  auto w = MakeOver("s", "hello world");
   ASSERT_TRUE(w->Write(6, Bytes("WORLD")).ok());
   ASSERT_TRUE(w->Commit().ok());
   EXPECT_EQ(client_->Data(kBucket, "s"), "hello WORLD");
@@ -343,10 +329,7 @@ TEST_F(StagedWriterTest, EveryFailureGivesItsBuffersBack) {
     EXPECT_EQ(ctx_.budget->used(), 0u);
   };
   {  // the base range for an in-place change cannot be read
-    client_->Put(kBucket, "based", Pattern(3000, 70));
-    auto head = client_->HeadObject({kBucket, "based", "", ""});
-    ASSERT_TRUE(head.ok());
-    auto w = Make("based", BaseObject{head->etag, 3000});
+    auto w = MakeOver("based", Pattern(3000, 70));
     client_->FailNext("GetObject", EIO);
     EXPECT_EQ(w->Write(1100, Bytes("x")).error().errno_value, EIO);
     EXPECT_FALSE(w->Commit().ok());

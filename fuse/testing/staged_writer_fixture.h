@@ -103,6 +103,15 @@ class StagedWriterTest : public ::testing::Test {
     return MakeStagedWriter(ctx_, kBucket, key, std::move(base));
   }
 
+  // Stores `base` under `key` and opens a writer over it, as an open without
+  // O_TRUNC does (append or in-place change).
+  std::unique_ptr<FileWriter> MakeOver(const std::string& key, const std::string& base) {
+    client_->Put(kBucket, key, base);
+    auto head = client_->HeadObject({kBucket, key, "", ""});
+    EXPECT_TRUE(head.ok());
+    return Make(key, BaseObject{head.ok() ? head->etag : "", base.size()});
+  }
+
   std::shared_ptr<DeferredClient> client_ = std::make_shared<DeferredClient>();
   std::filesystem::path dir_;
   StagingContext ctx_;
