@@ -8,6 +8,7 @@
 #include <charconv>
 #include <chrono>
 #include <cstring>
+#include <limits>
 #include <mutex>
 #include <thread>
 #include <unordered_set>
@@ -394,7 +395,8 @@ class Worker {
         curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &t);
         Complete(t, msg->data.result);
       }
-      int timeout_ms = 1000;
+      int timeout_ms = static_cast<int>(std::clamp<int64_t>(options_.idle_poll_timeout.count(), 0,
+                                                            std::numeric_limits<int>::max()));
       if (!timers_.empty()) {
         const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(
                               timers_.front().due - Clock::now())

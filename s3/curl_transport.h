@@ -27,6 +27,7 @@
 // Only curl_transport.cc includes <curl/curl.h>.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -47,6 +48,11 @@ struct CurlTransportOptions {
   // (1 GiB in 8 ranged GETs from s3sim): 16 KiB ~1.0, 128 KiB ~0.7,
   // 512 KiB ~0.3-0.45, 2 MiB ~0.3 CPU-s/GiB. Idle handles keep it allocated.
   long buffer_size = 512 * 1024;
+  // Longest sleep of an idle worker in curl_multi_poll (curl's own timers
+  // and a due delayed submit wake it sooner; a Submit or the destructor wakes
+  // it at once). Nothing depends on it expiring: tests set it to an hour so
+  // that a Submit that missed its wakeup is unmistakable.
+  std::chrono::milliseconds idle_poll_timeout{1000};
 };
 
 // Initializes libcurl once per process (curl_global_init) and starts the
