@@ -38,6 +38,12 @@ class ObjectReaderTest : public ::testing::Test {
     pf_ = std::make_unique<Prefetcher>(cfg_, src_);
   }
 
+  // A test that failed with the source paused would otherwise hang in the
+  // Prefetcher's destructor, which waits for the fetches it holds.
+  void TearDown() override {
+    if (src_) src_->SetPaused(false);
+  }
+
   // Reads [off, off+len) and checks the bytes against the object; returns errno or 0.
   int ReadAndCheck(ObjectReader& r, uint64_t off, uint64_t len) {
     std::vector<std::byte> buf(len);
@@ -46,6 +52,36 @@ class ObjectReaderTest : public ::testing::Test {
     const uint64_t want = off >= data().size() ? 0 : std::min<uint64_t>(len, data().size() - off);
     EXPECT_EQ(*n, want) << "at " << off;
     if (*n != want) return -1;
+    if (want > 0 && std::memcmp(buf.data(), data().data() + off, want) != 0) {
+      ADD_FAILURE() << "wrong bytes at " << off;
+      return -1;
+    }
+    return 0;
+  }
+
+  // Reads [off, off+len) from a paused source as a reader faster than its
+  // store: while the read is unanswered, completes the oldest fetch still
+  // held, one at a time. A read whose bytes are in flight so always waits
+  // for them, however fast or slow the machine runs the reader. Checks the
+  // bytes; returns errno or 0.
+  // REQUIRES: src_->SetPaused(true)
+  int ReadWaitingForStore(ObjectReader& r, uint64_t off, uint64_t len) {
+    auto answer = std::make_shared<std::promise<Result<ReadData>>>();
+    auto got = answer->get_future();
+    r.ReadAsync(off, len, [answer](Result<ReadData> d) { answer->set_value(std::move(d)); });
+    while (got.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+      if (!src_->CompleteOldestPaused()) {
+        ADD_FAILURE() << "the read at " << off << " waits for no fetch";
+        return -1;
+      }
+    }
+    Result<ReadData> d = got.get();
+    if (!d.ok()) return d.error().errno_value;
+    const uint64_t want = off >= data().size() ? 0 : std::min<uint64_t>(len, data().size() - off);
+    std::vector<std::byte> buf(len);
+    const size_t n = d->CopyTo(buf);
+    EXPECT_EQ(n, want) << "at " << off;
+    if (n != want) return -1;
     if (want > 0 && std::memcmp(buf.data(), data().data() + off, want) != 0) {
       ADD_FAILURE() << "wrong bytes at " << off;
       return -1;
@@ -311,18 +347,21 @@ TEST_F(ObjectReaderTest, FreeRunningInterleavedThreadsGetExactBytes) {
 
 TEST_F(ObjectReaderTest, WindowGrowsOnlyWhileReadsWait) {
   cfg_.max_window = 32 * kMiB;
-  // A slow store (300 ms a fetch: two parts in flight bring 53 MB/s, far
-  // below any reader; at 100 ms an ASan reader on a machine at load 22 was
-  // descheduled long enough to never wait): the reader keeps catching up
-  // with the window, which grows past two parts to its cap.
+  // A store slower than the reader: fetches end only when a read waits for
+  // them (ReadWaitingForStore). The reader keeps catching up with the window,
+  // which grows past two parts to its cap. (With a 300 ms fetch latency
+  // instead, a TSan reader on a loaded machine was descheduled long enough
+  // to never wait, and its window stayed at two parts.)
   Init(96 * kMiB);
-  src_->SetLatency(std::chrono::milliseconds(300));
+  src_->SetPaused(true);
   auto fast = pf_->Open(obj_);
   for (uint64_t off = 0; off < data().size(); off += kMiB) {
-    ASSERT_EQ(ReadAndCheck(*fast, off, kMiB), 0);
+    ASSERT_EQ(ReadWaitingForStore(*fast, off, kMiB), 0);
   }
   EXPECT_EQ(fast->stats().window, 32 * kMiB);
+  EXPECT_GT(fast->stats().waited_reads, 0u);
   fast->Close();
+  src_->SetPaused(false);  // what the window fetched past the last read ends now
   pf_->WaitIdle();
   // A reader slower than the store never waits once started (fetches now
   // complete inside FetchAsync, before the next read): its window stays at
@@ -361,16 +400,18 @@ TEST_F(ObjectReaderTest, WindowStopsAtWhatItsFetchesInFlightCover) {
   cfg_.max_window = 256 * kMiB;
   cfg_.max_parts_in_flight = 4;
   Init(160 * kMiB);
-  // Slow enough that the reader outruns the store even under ASan or a
-  // loaded machine (at 50 ms an ASan reader kept up and the window stayed at
+  // Fetches end only when a read waits for them (ReadWaitingForStore), so
+  // the reader outruns the store whatever the machine's speed (with a fixed
+  // latency instead, ASan and TSan readers kept up and the window stayed at
   // two parts: growth needs reads that wait).
-  src_->SetLatency(std::chrono::milliseconds(200));
+  src_->SetPaused(true);
   auto r = pf_->Open(obj_);
   uint64_t most_used = 0;
   for (uint64_t off = 0; off < data().size(); off += kMiB) {
-    ASSERT_EQ(ReadAndCheck(*r, off, kMiB), 0);
+    ASSERT_EQ(ReadWaitingForStore(*r, off, kMiB), 0);
     most_used = std::max(most_used, pf_->budget().used());
   }
+  src_->SetPaused(false);
   EXPECT_EQ(r->stats().window, 4 * cfg_.part_size);  // grew to the cap, not past it
   EXPECT_GT(r->stats().waited_reads, 0u);
   EXPECT_LE(src_->max_in_flight(), 4);

@@ -77,6 +77,23 @@ void FakeRangeSource::SetPaused(bool paused) {
   cv_.notify_all();
 }
 
+bool FakeRangeSource::CompleteOldestPaused() {
+  std::function<void()> run;
+  {
+    std::lock_guard lock(mu_);
+    if (paused_queue_.empty()) return false;
+    run = std::move(paused_queue_.front());
+    paused_queue_.pop_front();
+  }
+  run();  // without mu_: the callback may start fetches
+  return true;
+}
+
+size_t FakeRangeSource::paused_count() const {
+  std::lock_guard lock(mu_);
+  return paused_queue_.size();
+}
+
 void FakeRangeSource::SetFailure(FailurePredicate pred) {
   std::lock_guard lock(mu_);
   failure_ = std::move(pred);

@@ -1,7 +1,8 @@
 // FakeRangeSource: an in-process RangeSource for tests. Objects are byte
 // vectors put by the test; every fetch is recorded. Knobs: a latency (0 =
 // complete inline, inside FetchAsync), pausing (completions queue until
-// resumed, to model a stalled network or a slow reader), failure injection by
+// resumed or completed one by one by the test, to model a stalled network, a
+// slow reader or a store slower than its reader), failure injection by
 // predicate, and a replaced object (fetches naming the old ETag then fail
 // PreconditionFailed, like a real If-Match). Completions with latency run on
 // one timer thread, in deadline order, all fetches overlapping.
@@ -11,6 +12,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -52,6 +54,12 @@ class FakeRangeSource : public RangeSource {
 
   void SetLatency(std::chrono::microseconds latency);
   void SetPaused(bool paused);
+  // While paused: runs the oldest held completion on the calling thread, so
+  // that fetch has ended (and its callback run) when this returns; false
+  // when none is held. A test completing one fetch at a time, in the order
+  // they were issued, plays a store exactly as slow as it chooses.
+  bool CompleteOldestPaused();
+  size_t paused_count() const;
   void SetFailure(FailurePredicate pred);
 
   void FetchAsync(const ObjectVersion& object, uint64_t offset, std::span<std::byte> dest,
@@ -95,7 +103,7 @@ class FakeRangeSource : public RangeSource {
   int in_flight_ = 0;
   int max_in_flight_ = 0;
   std::multimap<std::chrono::steady_clock::time_point, std::function<void()>> queue_;
-  std::vector<std::function<void()>> paused_queue_;
+  std::deque<std::function<void()>> paused_queue_;  // oldest first
   std::thread timer_;
 };
 
