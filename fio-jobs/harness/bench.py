@@ -220,6 +220,17 @@ def job_bytes(args, job):
     return files * args.size_bytes + (args.small_files << 17 if job == "small" else 0)
 
 
+def prewarm_bytes(args, job):
+    """What a cold run fills: reads, the job's bytes of page cache plus 1 GiB
+    (daemon buffers). Writes fill the server's memory: s3sim holds every part
+    it receives (the job's bytes; an s3sim from before session 16 copied them
+    into a new buffer at CompleteMultipartUpload, another job's bytes) and
+    s3rver the page cache of its files; twice the job's bytes plus 1 GiB
+    covers both, and the writer's buffers."""
+    n = job_bytes(args, job)
+    return (2 * n if JOBS[job][1] == "write" else n) + GIB
+
+
 def before_cold_run(args, job):
     """drop_caches, then with --prewarm write the memory the run will fill."""
     drop_caches()
@@ -227,8 +238,7 @@ def before_cold_run(args, job):
         return None
     with open("/proc/meminfo") as f:
         avail = next(int(line.split()[1]) << 10 for line in f if line.startswith("MemAvailable:"))
-    # The job's bytes (page cache) plus 1 GiB (daemon buffers), leaving 1 GiB free.
-    n = max(0, min(job_bytes(args, job) + GIB, avail - GIB))
+    n = max(0, min(prewarm_bytes(args, job), avail - GIB))  # leaving 1 GiB free
     rate = prewarm(n) if n else None
     if rate:
         log(f"prewarmed {n >> 20} MiB at {rate:.0f} MB/s")
@@ -608,8 +618,16 @@ def prepare(args, bins, server, workdir, jobs):
 
 
 def table(rows):
-    """bucketfs rows also carry their ratio to s3fs, rclone and nullfs (same job and mode)."""
+    """bucketfs rows also carry their ratio to s3fs, rclone and nullfs (same job and mode).
+
+    With a repeated target (--targets bucketfs,direct,direct,bucketfs) the
+    n-th run of each target of a job is its round n: x direct compares a row
+    with the direct run of its round (else the job's last direct run), and
+    each job with more than one round gets a line of bucketfs / direct per
+    round and of their sums, so an order effect shows as rounds that
+    disagree."""
     direct = {r["job"]: r for r in rows if r["target"] == "direct"}
+    direct_round = {(r["job"], r.get("round", 0)): r for r in rows if r["target"] == "direct"}
     peers = {(r["job"], r["target"], r["mode"]): r for r in rows
              if r["target"] in ("s3fs", "rclone", "nullfs")}
     hdr = f"{'job':<7} {'target':<9} {'mode':<5} {'MB/s':>9} {'IOPS':>9} {'x direct':>8} " \
@@ -620,7 +638,7 @@ def table(rows):
         return f"{(f'{v:.2f}' if v else '-'):>{width}}"
 
     for r in rows:
-        d = direct.get(r["job"])
+        d = direct_round.get((r["job"], r.get("round", 0)), direct.get(r["job"]))
         ratio = r["mb_s"] / d["mb_s"] if d and d["mb_s"] else None
         r["ratio_to_direct"] = ratio
         vs = {}
@@ -636,6 +654,22 @@ def table(rows):
                      f"{fmt(ratio, 8)} {fmt(vs.get('s3fs'), 7)} {fmt(vs.get('rclone'), 8)} "
                      f"{fmt(vs.get('nullfs'), 8)} {cpu:>9} "
                      f"{r.get('peak_rss_mib', 0):>12.0f}{mark}")
+    for job in dict.fromkeys(r["job"] for r in rows):
+        for mode in ("cold", "warm"):
+            b = [r for r in rows if (r["job"], r["mode"], r["target"]) == (job, mode, "bucketfs")]
+            d = [r for r in rows if (r["job"], r["mode"], r["target"]) == (job, "cold", "direct")]
+            if len(b) < 2 and len(d) < 2 or not b or not d:
+                continue
+            d_of = {r.get("round", 0): r for r in d}
+            per = []
+            for r in b:
+                rd = d_of.get(r.get("round", 0))
+                if rd and rd["mb_s"]:
+                    first = "bucketfs" if r["seq"] < rd["seq"] else "direct"
+                    per.append(f"round {r.get('round', 0)} ({first} first) {r['mb_s'] / rd['mb_s']:.2f}")
+            pooled = sum(r["mb_s"] for r in b) / len(b) / (sum(r["mb_s"] for r in d) / len(d))
+            lines.append(f"{job} {mode}: bucketfs / direct {'; '.join(per)}; "
+                         f"mean over rounds {pooled:.2f}")
     return "\n".join(lines)
 
 
@@ -705,7 +739,8 @@ def main():
     ap.add_argument("--conns8", type=int, default=8, help="direct seq8: connections per stream")
     ap.add_argument("--prewarm", action="store_true",
                     help="before each cold run, write and free the memory it will fill (the "
-                    "job's bytes + 1 GiB): on a VM that returns free memory to its host, "
+                    "job's bytes + 1 GiB; writes twice the job's bytes + 1 GiB, the server's): on a VM "
+                    "that returns free memory to its host, "
                     "targets otherwise fill page-cache pages of different coldness")
     ap.add_argument("--autogroup-nice", type=int, metavar="N",
                     help="give the harness's sessions (server, mounts, fio, direct client) "
@@ -786,7 +821,7 @@ def main():
         # source): written back during the first timed target, they slowed
         # whichever target came first, always bucketfs (seq1 helper, stop 13).
         os.sync()
-        seen = {}
+        seen, seen_order = {}, []
         for job in jobs:
             for target in targets:
                 log(f"--- {job} on {target}")
@@ -796,6 +831,7 @@ def main():
                 # s/GiB), and s3sim reused the replaced objects' warm memory.
                 rep = seen.get((job, target), 0)
                 seen[(job, target)] = rep + 1
+                seen_order.append((job, target))
                 rid = run_id if rep == 0 else f"{run_id}-{rep}"
                 try:
                     if target == "direct":
@@ -804,6 +840,8 @@ def main():
                         got = measure_mount(args, server, bins, workdir, job, target, rid)
                     rows += got
                     for r in got:
+                        r["round"] = rep  # the n-th run of this target for this job
+                        r["seq"] = len(seen_order)  # position in the run
                         r["load_avg"] = os.getloadavg()  # the machine is shared: note it per row
                         log(f"{job} {target} {r['mode']}: {r['mb_s']:.1f} MB/s, "
                             f"CPU {r['cpu_s_per_gib'] or 0:.2f} s/GiB")

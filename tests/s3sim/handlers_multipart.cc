@@ -78,7 +78,7 @@ HttpResponse HandleUploadPartCopy(Store& store, const S3Request& r) {
   if (!src.ok()) return ErrorResponse(src.error(), r);
   auto found = store.Get(src->first, src->second);
   if (!found.ok()) return ErrorResponse(found.error(), r);
-  const std::string& data = *(*found)->data;
+  const Body& data = *(*found)->data;
   uint64_t first = 0, length = data.size();
   if (const std::string* range = r.Header("x-amz-copy-source-range")) {
     RangeResult rr = ParseRange(*range, data.size());
@@ -100,7 +100,7 @@ HttpResponse HandleUploadPartCopy(Store& store, const S3Request& r) {
     first = rr.first;
     length = rr.last - rr.first + 1;
   }
-  return StorePart(store, r, *number, data.substr(first, length), true);
+  return StorePart(store, r, *number, data.Substr(first, length), true);
 }
 
 HttpResponse HandleCompleteMultipartUpload(Store& store, const S3Request& r) {

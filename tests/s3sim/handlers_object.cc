@@ -206,7 +206,7 @@ HttpResponse HandlePutObject(Store& store, S3Request& r) {
   obj->mtime = std::time(nullptr);
   if (const std::string* ct = r.Header("content-type")) obj->content_type = *ct;
   obj->metadata = StoredHeaders(*r.http);
-  obj->data = std::make_shared<const std::string>(std::move(body));
+  obj->data = std::make_shared<const Body>(std::move(body));
   std::string etag = obj->etag;
   if (auto err = store.Put(r.bucket, r.key, std::move(obj))) return ErrorResponse(*err, r);
   HttpResponse resp;

@@ -1,6 +1,6 @@
 // HTTP/1.1 request and response values passed between the connection loop
 // (http_server) and the S3 application (s3_app). A response body is either a
-// small owned string (XML) or a slice of a shared, immutable object buffer, so
+// small owned string (XML) or a slice of a shared, immutable object body, so
 // a GET of a large object never copies it: the response holds a reference and
 // a concurrent PUT only swaps the store's pointer.
 #ifndef TESTS_S3SIM_HTTP_MESSAGE_H_
@@ -13,6 +13,8 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "tests/s3sim/body.h"
 
 namespace s3sim {
 
@@ -51,7 +53,7 @@ struct HttpResponse {
   int status = 200;
   HeaderList headers;  // without Content-Length / Connection / Date (the server adds them)
   std::string body;
-  std::shared_ptr<const std::string> data;  // when set, the body is data[offset, offset+length)
+  DataPtr data;  // when set, the body is data[offset, offset+length)
   uint64_t data_offset = 0;
   uint64_t data_length = 0;
   bool head_only = false;  // HEAD: announce the length, send no body

@@ -6,6 +6,8 @@ namespace s3sim {
 
 std::string SinglePartEtag(std::string_view data) { return "\"" + Hex(Md5(data)) + "\""; }
 
+std::string SinglePartEtag(const Body& data) { return "\"" + Hex(data.Md5()) + "\""; }
+
 std::string MultipartEtag(const std::vector<std::string>& part_md5s) {
   std::string concat;
   for (const std::string& m : part_md5s) concat += m;

@@ -1,6 +1,6 @@
-// Stored object values. Data buffers are immutable and shared: a GET keeps a
-// reference to the buffer it serves while a PUT of the same key installs a
-// new one.
+// Stored object values. Bodies are immutable and shared: a GET keeps a
+// reference to the body it serves while a PUT of the same key installs a new
+// one.
 #ifndef TESTS_S3SIM_OBJECT_H_
 #define TESTS_S3SIM_OBJECT_H_
 
@@ -10,11 +10,10 @@
 #include <string_view>
 #include <vector>
 
+#include "tests/s3sim/body.h"
 #include "tests/s3sim/http_message.h"
 
 namespace s3sim {
-
-using DataPtr = std::shared_ptr<const std::string>;
 
 struct Object {
   DataPtr data;
@@ -27,6 +26,7 @@ using ObjectPtr = std::shared_ptr<const Object>;
 
 // "\"<hex md5>\"".
 std::string SinglePartEtag(std::string_view data);
+std::string SinglePartEtag(const Body& data);
 // "\"<hex md5 of the concatenated binary part MD5s>-N\"" (part_md5s are raw).
 std::string MultipartEtag(const std::vector<std::string>& part_md5s);
 // Strips surrounding quotes (clients send both forms).

@@ -127,7 +127,7 @@ std::optional<std::string> Preload(Store& store, const PreloadSpec& spec, uint64
         auto obj = std::make_shared<Object>();
         obj->etag = SinglePartEtag(*data);
         obj->mtime = std::time(nullptr);
-        obj->data = std::move(data);
+        obj->data = std::make_shared<const Body>(BufferPtr(std::move(data)));
         if (store.Put(spec.bucket, key, std::move(obj))) failed = true;
       }
     });

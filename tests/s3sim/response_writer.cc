@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <chrono>
 #include <ctime>
+#include <string_view>
 #include <thread>
 
 #include "tests/s3sim/util.h"
@@ -84,7 +85,12 @@ bool WriteResponse(int fd, const HttpResponse& resp, bool keep_alive, const Writ
   bool reuse = keep_alive && !resp.close && resp.fault.kind == BodyFault::Kind::kNone;
   head += reuse ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n";
 
-  const char* body = resp.data ? resp.data->data() + resp.data_offset : resp.body.data();
+  // The body bytes from position `at` on, up to n of them, within one chunk.
+  auto piece = [&resp](uint64_t at, uint64_t n) {
+    std::string_view p = resp.data ? resp.data->Piece(resp.data_offset + at)
+                                   : std::string_view(resp.body).substr(at);
+    return p.substr(0, n);
+  };
   uint64_t to_send = (resp.head_only || resp.status == 304 || resp.status == 204) ? 0 : length;
   const bool faulted = resp.fault.kind != BodyFault::Kind::kNone && to_send > 0;
   if (faulted) to_send = std::min(to_send, resp.fault.cut_at);
@@ -97,9 +103,9 @@ bool WriteResponse(int fd, const HttpResponse& resp, bool keep_alive, const Writ
   const uint64_t slice =
       paced ? std::clamp<uint64_t>(static_cast<uint64_t>(bytes_per_sec / 100), 16 << 10, 1 << 20)
             : kSendSlice;
-  uint64_t first = std::min(slice, to_send);
-  bool ok = SendTwo(fd, head.data(), head.size(), body, first);
-  uint64_t sent = first;
+  std::string_view first = piece(0, std::min(slice, to_send));
+  bool ok = SendTwo(fd, head.data(), head.size(), first.data(), first.size());
+  uint64_t sent = first.size();
   const auto start = Clock::now();
   while (ok && sent < to_send && !Stopping(opt)) {
     if (paced) {
@@ -107,9 +113,10 @@ bool WriteResponse(int fd, const HttpResponse& resp, bool keep_alive, const Writ
           start + std::chrono::duration_cast<Clock::duration>(
                       std::chrono::duration<double>(static_cast<double>(sent) / bytes_per_sec)));
     }
-    uint64_t n = std::min(slice, to_send - sent);
-    ok = SendAll(fd, body + sent, n);
-    sent += n;
+    std::string_view p = piece(sent, std::min(slice, to_send - sent));
+    if (p.empty()) break;  // the body is shorter than announced (cannot happen)
+    ok = SendAll(fd, p.data(), p.size());
+    sent += p.size();
   }
   ok = ok && sent == to_send;
   if (!ok) return false;

@@ -1,7 +1,6 @@
 #include "tests/s3sim/store.h"
 
 #include <algorithm>
-#include <cstring>
 #include <tuple>
 
 #include "tests/s3sim/crc32c.h"
@@ -181,21 +180,13 @@ Expected<ObjectPtr> Store::Complete(const std::string& bucket, const std::string
     meta.metadata = it->second.metadata;
     uploads_.erase(it);
   }
-  size_t total = 0;
   std::vector<std::string> md5s;
-  for (const Part& p : chosen) {
-    total += p.data->size();
-    md5s.push_back(p.md5);
-  }
-  auto data = std::make_shared<std::string>();
-  ResizeLargeBuffer(*data, total);
-  size_t off = 0;
-  for (const Part& p : chosen) {
-    std::memcpy(data->data() + off, p.data->data(), p.data->size());
-    off += p.data->size();
-  }
+  for (const Part& p : chosen) md5s.push_back(p.md5);
+  // The object is its parts' buffers read in order: nothing is copied.
+  std::vector<BufferPtr> chunks;
+  for (const Part& p : chosen) chunks.push_back(p.data);
   auto obj = std::make_shared<Object>();
-  obj->data = std::move(data);
+  obj->data = std::make_shared<const Body>(chunks);
   obj->etag = MultipartEtag(md5s);
   obj->mtime = std::time(nullptr);
   if (!meta.content_type.empty()) obj->content_type = meta.content_type;

@@ -24,7 +24,7 @@
 namespace s3sim {
 
 struct Part {
-  DataPtr data;
+  BufferPtr data;
   std::string md5;   // raw 16 bytes
   std::string etag;  // quoted
   std::time_t mtime = 0;

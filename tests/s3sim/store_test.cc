@@ -35,7 +35,7 @@ TEST_F(StoreTest, BucketLifecycle) {
   EXPECT_FALSE(store_.CreateBucket("b"));
   EXPECT_TRUE(store_.BucketExists("b"));
   auto obj = std::make_shared<Object>();
-  obj->data = std::make_shared<const std::string>("x");
+  obj->data = std::make_shared<const Body>("x");
   EXPECT_FALSE(store_.Put("b", "k", obj));
   EXPECT_EQ(store_.DeleteBucket("b")->code, "BucketNotEmpty");
   EXPECT_FALSE(store_.Delete("b", "k"));
@@ -47,11 +47,11 @@ TEST_F(StoreTest, BucketLifecycle) {
 
 TEST_F(StoreTest, GetKeepsOldDataAliveAcrossReplace) {
   auto v1 = std::make_shared<Object>();
-  v1->data = std::make_shared<const std::string>("one");
+  v1->data = std::make_shared<const Body>("one");
   store_.Put("b", "k", v1);
   ObjectPtr held = *store_.Get("b", "k");
   auto v2 = std::make_shared<Object>();
-  v2->data = std::make_shared<const std::string>("two");
+  v2->data = std::make_shared<const Body>("two");
   store_.Put("b", "k", v2);
   EXPECT_EQ(*held->data, "one");
   EXPECT_EQ(*(*store_.Get("b", "k"))->data, "two");
@@ -88,6 +88,26 @@ TEST_F(StoreTest, CompleteValidatesOrderEtagsAndSizes) {
   EXPECT_EQ(*(*obj)->data, "aaaac");
   EXPECT_EQ((*obj)->etag, MultipartEtag({p1.md5, p3.md5}));
   EXPECT_EQ(store_.Abort("b", "k", *id)->code, "NoSuchUpload");  // completed uploads are gone
+}
+
+TEST_F(StoreTest, CompleteKeepsThePartsBuffersInsteadOfCopyingThem) {
+  auto id = store_.CreateUpload("b", "k", "", {});
+  ASSERT_TRUE(id.ok());
+  Part p1 = MakePart("aaaa"), p2 = MakePart("bbbb"), p3 = MakePart("cc");
+  ASSERT_FALSE(store_.PutPart("b", "k", *id, 1, p1));
+  ASSERT_FALSE(store_.PutPart("b", "k", *id, 2, p2));
+  ASSERT_FALSE(store_.PutPart("b", "k", *id, 3, p3));
+  auto obj = store_.Complete("b", "k", *id, {{1, p1.etag}, {2, p2.etag}, {3, p3.etag}});
+  ASSERT_TRUE(obj.ok()) << obj.error().code;
+  const Body& body = *(*obj)->data;
+  EXPECT_EQ(body, "aaaabbbbcc");
+  ASSERT_EQ(body.chunk_count(), 3u);
+  EXPECT_EQ(body.Piece(0).data(), p1.data->data());
+  EXPECT_EQ(body.Piece(4).data(), p2.data->data());
+  EXPECT_EQ(body.Piece(8).data(), p3.data->data());
+  EXPECT_EQ((*obj)->etag, MultipartEtag({p1.md5, p2.md5, p3.md5}));
+  // A copy of a multipart object gets the MD5 of all its bytes.
+  EXPECT_EQ(SinglePartEtag(body), SinglePartEtag("aaaabbbbcc"));
 }
 
 TEST_F(StoreTest, ListUploadsByPrefix) {
