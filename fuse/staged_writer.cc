@@ -186,7 +186,7 @@ class StagedWriter : public FileWriter {
   // it is filled in memory (or may start to be), else into the staging file.
   Status WritePart(int i, uint64_t at, std::span<const std::byte> data) REQUIRES(mu_) {
     bool filled = fills_.Has(i);
-    if (!filled && CanFill(i)) filled = fills_.Start(i, layout_.SizeOf(i));
+    if (!filled && CanFill(i, at)) filled = fills_.Start(i, layout_.SizeOf(i));
     if (!filled) {
       WaitStaged(i);  // its bytes must be in the file before these land
       return staging_->Write(at, data);
@@ -195,12 +195,15 @@ class StagedWriter : public FileWriter {
     return Status::Ok();
   }
 
-  // Part `i` may be filled in memory: a part after the first (small files
-  // keep to the staging file and one PutObject) never written before, with
-  // no base bytes in it.
-  bool CanFill(int i) REQUIRES(mu_) {
+  // Part `i` may be filled in memory from a write at `at`: a part after the
+  // first (small files keep to the staging file and one PutObject) never
+  // written before, with no base bytes in it or written from its start (the
+  // in-order run that replaces them: a rewrite of an old file). A write that
+  // leaves the run, or sending the part before the run covers its base
+  // bytes, spills it to the staging file first (Materialize).
+  bool CanFill(int i, uint64_t at) REQUIRES(mu_) {
     if (!ctx_.staging.fill_in_memory || i == 0 || fills_.Full()) return false;
-    if (base_ && layout_.Start(i) < base_->size) return false;
+    if (base_ && layout_.Start(i) < base_->size && at != layout_.Start(i)) return false;
     std::lock_guard done(done_mu_);
     return static_cast<size_t>(i) >= parts_.size() || !parts_[i].touched;
   }
@@ -236,7 +239,8 @@ class StagedWriter : public FileWriter {
 
   // Brings the base object's bytes of part `i` that its in-order run from
   // the start has not overwritten into the staging file: before a write
-  // that leaves that run, and before the part is read to be sent.
+  // that leaves that run, and before the part is sent. A part filled in
+  // memory (the run so far) goes to the staging file first.
   Status Materialize(int i) REQUIRES(mu_) {
     uint64_t start;
     {
@@ -245,6 +249,9 @@ class StagedWriter : public FileWriter {
       if (parts_[i].materialized) return Status::Ok();
       parts_[i].materialized = true;
       start = layout_.Start(i) + parts_[i].prefix;
+    }
+    if (fills_.Has(i)) {
+      if (Status s = fills_.SpillPart(i, *staging_, layout_); !s.ok()) return s;
     }
     if (start >= BaseEnd(i)) return Status::Ok();
     const uint64_t len = BaseEnd(i) - start;
@@ -369,6 +376,9 @@ class StagedWriter : public FileWriter {
     auto job = std::make_shared<Sending>();
     std::optional<uint32_t> sum;  // known already (filled in order)
     bool from_memory = false, stage = false;
+    // The part's base bytes past its in-order run, if still deferred (a
+    // part filled in memory is spilled to the staging file then).
+    if (Status s = Materialize(i); !s.ok()) return s;
     if (fills_.Has(i)) {
       FilledParts::Sent sent = fills_.Take(i, len);
       job->body = std::move(sent.body);
@@ -376,8 +386,6 @@ class StagedWriter : public FileWriter {
       from_memory = true;
       stage = !final;
     } else {
-      // The part's base bytes past its in-order run, if still deferred.
-      if (Status s = Materialize(i); !s.ok()) return s;
       job->body = ctx_.budget->Take(len);
     }
     if (stage) job->users.store(2);

@@ -5,9 +5,10 @@
 // application keeps writing.
 //
 // Parts and their life:
-// - Parts after the first that a new file's writes reach for the first time
-//   are assembled in a part buffer instead of the staging file ("filled in
-//   memory"): writes are copied straight into it (and summed while the bytes
+// - Parts after the first that a file's writes reach for the first time
+//   (over a base object: at the part's start, the run that replaces its old
+//   bytes; see below) are assembled in a part buffer instead of the staging
+//   file ("filled in memory"): writes are copied straight into it (and summed while the bytes
 //   are in the CPU cache, when they come in order), so nothing is read back.
 //   When such a part goes out, the worker hands the buffer to the upload and
 //   writes it to the staging file meanwhile (O_DIRECT where possible), so a
@@ -42,7 +43,10 @@
 //   gets the object's bytes the writes did not replace with a ranged GET
 //   before it is sent. That GET waits while writes run in order from the
 //   part's start (a rewrite of the whole part needs none) and happens at the
-//   first write that leaves that run.
+//   first write that leaves that run. A part whose run started it filling in
+//   memory goes to the staging file then (or when it is sent before the run
+//   covered its old bytes), so a rewrite from the start is filled in memory
+//   like a new file.
 // - Checksums over a base object: the upload uses the configured checksum
 //   like a new file's, and Complete repeats, for a copied part, the CRC32C
 //   the store reports in CopyPartResult (S3 does for an upload created with
