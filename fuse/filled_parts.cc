@@ -58,6 +58,15 @@ Status FilledParts::Spill(cache::StagingFile& staging, const PartLayout& layout)
   return result;
 }
 
+Status FilledParts::SpillPart(int i, cache::StagingFile& staging, const PartLayout& layout) {
+  auto it = fills_.find(i);
+  Fill f = std::move(it->second);
+  fills_.erase(it);
+  Status s = staging.Write(layout.Start(i), {f.buf.data.get(), f.end});
+  budget_->Give(std::move(f.buf));
+  return s;
+}
+
 void FilledParts::Release() {
   for (auto& [i, f] : fills_) budget_->Give(std::move(f.buf));
   fills_.clear();

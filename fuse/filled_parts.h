@@ -1,6 +1,7 @@
 // FilledParts: the parts of one StagedWriter (fuse/staged_writer.h) that are
-// filled in memory. Parts after the first that a new file's writes reach for
-// the first time are assembled in a part buffer from the UploadBudget
+// filled in memory. Parts after the first that a file's writes reach for the
+// first time (at the part's start, for a part holding bytes of the object
+// the file is built from) are assembled in a part buffer from the UploadBudget
 // (TakeFill) instead of the staging file: each write is copied straight into
 // the buffer and, while writes come in order, summed (CRC32C) while its bytes
 // are still in the CPU cache, so the part is never read back before upload.
@@ -71,6 +72,8 @@ class FilledParts {
   // Writes every part being filled to `staging` at its place in `layout`
   // and gives the buffers back; the first error (the rest are still freed).
   Status Spill(cache::StagingFile& staging, const PartLayout& layout);
+  // The same for part `i` alone. REQUIRES: Has(i).
+  Status SpillPart(int i, cache::StagingFile& staging, const PartLayout& layout);
 
   // Gives every buffer back, the bytes unwritten (the file is dropped).
   void Release();

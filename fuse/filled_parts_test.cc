@@ -261,6 +261,60 @@ TEST_F(FilledPartsTest, TruncateSpillsFilledParts) {
   EXPECT_EQ(client_->Data(kBucket, "trunc"), data);
 }
 
+TEST_F(FilledPartsTest, RewriteOfABaseFromItsStartIsFilledInMemory) {
+  // dd conv=notrunc or fio over an old file: every part is rewritten from
+  // its start, so none needs the old bytes and each after the first is
+  // filled in memory like a new file's: only the first is read back.
+  client_->async_delay = std::chrono::milliseconds(1);
+  const std::string base = Pattern((6 << 20) + 300, 50);
+  auto w = MakeOver("re-mem", base);
+  const std::string fresh = Pattern(base.size(), 51);
+  for (size_t off = 0; off < fresh.size(); off += 128 << 10) {
+    ASSERT_TRUE(w->Write(off, Bytes(fresh.substr(off, 128 << 10))).ok());
+  }
+  ASSERT_TRUE(w->Commit().ok());
+  client_->Drain();
+  EXPECT_EQ(client_->Data(kBucket, "re-mem"), fresh);
+  EXPECT_EQ(client_->Calls("GetObject"), 0);
+  EXPECT_EQ(ops_->read.load(), 1 << 20);  // part 1 only
+}
+
+TEST_F(FilledPartsTest, FilledPartOfABaseKeepsTheOldBytesPastItsRun) {
+  // A part filled in memory from its start over old bytes: a write that
+  // leaves the run, or the commit before the run reached the part's end,
+  // moves it to the staging file with the old bytes the run left.
+  client_->async_delay = std::chrono::milliseconds(1);
+  const std::string base = Pattern((4 << 20) + 300, 52);
+  auto w = MakeOver("re-left", base);
+  std::string want = base;
+  auto put = [&](uint64_t at, const std::string& bytes) {
+    ASSERT_TRUE(w->Write(at, Bytes(bytes)).ok());
+    want.replace(at, bytes.size(), bytes);
+  };
+  const std::string fresh = Pattern((1 << 20) + (512 << 10), 53);
+  for (size_t off = 0; off < fresh.size(); off += 128 << 10) put(off, fresh.substr(off, 128 << 10));
+  put((1 << 20) + (768 << 10), "SKIP");  // part 2: leaves its run
+  put((1 << 20) + (600 << 10), "BACK");  // part 2 again, now staged
+  put(3 << 20, Pattern(100 << 10, 54));  // part 4: a run cut short by the commit
+  put((3 << 20) + (100 << 10), "RUN");   // ... still in order
+  ASSERT_TRUE(w->Commit().ok());
+  client_->Drain();
+  EXPECT_EQ(client_->Data(kBucket, "re-left"), want);
+}
+
+TEST_F(FilledPartsTest, TruncateSpillsAFilledPartOfABase) {
+  const std::string base = Pattern((4 << 20) + 300, 55);
+  auto w = MakeOver("re-trunc", base);
+  std::string want = base;
+  const std::string fresh = Pattern((1 << 20) + 4096, 56);  // part 2 filled from its start
+  ASSERT_TRUE(w->Write(0, Bytes(fresh)).ok());
+  want.replace(0, fresh.size(), fresh);
+  ASSERT_TRUE(w->Truncate((3 << 20) + 10).ok());  // cuts part 4, spills part 2
+  want.resize((3 << 20) + 10);
+  ASSERT_TRUE(w->Commit().ok());
+  EXPECT_EQ(client_->Data(kBucket, "re-trunc"), want);
+}
+
 TEST_F(FilledPartsTest, FailedStagingWriteFailsTheFile) {
   // A part sent from memory whose staging copy cannot be written: a later
   // rewrite could not be served, so the file fails (sticky), nothing appears.

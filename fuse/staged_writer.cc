@@ -22,6 +22,8 @@ namespace bucketfs::fs {
 namespace {
 
 constexpr uint64_t kMinCopyPart = 5ull << 20;  // S3's smallest non-last part
+// CopyPart's error for a copy into a CRC32C upload that came without the sum.
+constexpr std::string_view kCopyUnsummed = "CopyUnsummed";
 
 // Per part: what is staged vs. what S3 holds for that part number.
 struct PartState {
@@ -58,9 +60,8 @@ class StagedWriter : public FileWriter {
         key_(std::move(key)),
         staging_(std::move(staging)),
         base_(std::move(base)),
-        // Copied parts come without a CRC32C for Complete to repeat.
-        checksum_(base_ ? s3::BodyChecksum::kMd5 : context.writer.checksum),
-        fills_(context.budget, checksum_ == s3::BodyChecksum::kCrc32c) {
+        checksum_(context.writer.checksum),
+        fills_(context.budget, context.writer.checksum == s3::BodyChecksum::kCrc32c) {
     if (base_) size_.store(base_->size);
   }
 
@@ -185,7 +186,7 @@ class StagedWriter : public FileWriter {
   // it is filled in memory (or may start to be), else into the staging file.
   Status WritePart(int i, uint64_t at, std::span<const std::byte> data) REQUIRES(mu_) {
     bool filled = fills_.Has(i);
-    if (!filled && CanFill(i)) filled = fills_.Start(i, layout_.SizeOf(i));
+    if (!filled && CanFill(i, at)) filled = fills_.Start(i, layout_.SizeOf(i));
     if (!filled) {
       WaitStaged(i);  // its bytes must be in the file before these land
       return staging_->Write(at, data);
@@ -194,12 +195,15 @@ class StagedWriter : public FileWriter {
     return Status::Ok();
   }
 
-  // Part `i` may be filled in memory: a part after the first (small files
-  // keep to the staging file and one PutObject) never written before, with
-  // no base bytes in it.
-  bool CanFill(int i) REQUIRES(mu_) {
+  // Part `i` may be filled in memory from a write at `at`: a part after the
+  // first (small files keep to the staging file and one PutObject) never
+  // written before, with no base bytes in it or written from its start (the
+  // in-order run that replaces them: a rewrite of an old file). A write that
+  // leaves the run, or sending the part before the run covers its base
+  // bytes, spills it to the staging file first (Materialize).
+  bool CanFill(int i, uint64_t at) REQUIRES(mu_) {
     if (!ctx_.staging.fill_in_memory || i == 0 || fills_.Full()) return false;
-    if (base_ && layout_.Start(i) < base_->size) return false;
+    if (base_ && layout_.Start(i) < base_->size && at != layout_.Start(i)) return false;
     std::lock_guard done(done_mu_);
     return static_cast<size_t>(i) >= parts_.size() || !parts_[i].touched;
   }
@@ -235,7 +239,8 @@ class StagedWriter : public FileWriter {
 
   // Brings the base object's bytes of part `i` that its in-order run from
   // the start has not overwritten into the staging file: before a write
-  // that leaves that run, and before the part is read to be sent.
+  // that leaves that run, and before the part is sent. A part filled in
+  // memory (the run so far) goes to the staging file first.
   Status Materialize(int i) REQUIRES(mu_) {
     uint64_t start;
     {
@@ -244,6 +249,9 @@ class StagedWriter : public FileWriter {
       if (parts_[i].materialized) return Status::Ok();
       parts_[i].materialized = true;
       start = layout_.Start(i) + parts_[i].prefix;
+    }
+    if (fills_.Has(i)) {
+      if (Status s = fills_.SpillPart(i, *staging_, layout_); !s.ok()) return s;
     }
     if (start >= BaseEnd(i)) return Status::Ok();
     const uint64_t len = BaseEnd(i) - start;
@@ -299,8 +307,11 @@ class StagedWriter : public FileWriter {
     }
   }
 
-  Status EnsureUpload() REQUIRES(mu_) {
+  // Creates the multipart upload if there is none yet, for an object of `n`
+  // parts as far as the writer knows (see UploadChecksum).
+  Status EnsureUpload(int n) REQUIRES(mu_) {
     if (!upload_id_.empty()) return Status::Ok();
+    checksum_ = UploadChecksum(n);
     s3::CreateMultipartUploadParams cp;
     cp.bucket = bucket_;
     cp.key = key_;
@@ -311,17 +322,63 @@ class StagedWriter : public FileWriter {
     return Status::Ok();
   }
 
+  // The checksum of a new upload for an object of `n` parts: the configured
+  // one, except MD5 when a CRC32C upload could not complete: the store
+  // reports no CRC32C for copied parts (this writer or the mount saw it) and
+  // a part below `n` would be copied from the base.
+  s3::BodyChecksum UploadChecksum(int n) REQUIRES(mu_) {
+    const s3::BodyChecksum configured = ctx_.writer.checksum;
+    if (configured != s3::BodyChecksum::kCrc32c || !base_) return configured;
+    if (!copies_unsummed_ && !(ctx_.copies_unsummed && ctx_.copies_unsummed->load())) {
+      return configured;
+    }
+    for (int i = 0; i < n; ++i) {
+      bool untouched;
+      {
+        std::lock_guard done(done_mu_);
+        untouched = static_cast<size_t>(i) >= parts_.size() || !parts_[i].touched;
+      }
+      if (untouched && CanCopy(i, n)) return s3::BodyChecksum::kMd5;
+    }
+    return configured;
+  }
+
+  // The store copied a part into this CRC32C upload without reporting the
+  // part's CRC32C, which Complete must repeat: aborts the upload and starts
+  // an MD5 one for the `n` parts; every part sent so far (its bytes are in
+  // the staging file) goes again.
+  Status RestartWithMd5(int n) REQUIRES(mu_) {
+    spdlog::info("{}: the store reports no CRC32C for copied parts; uploading with Content-MD5",
+                 key_);
+    copies_unsummed_ = true;
+    if (ctx_.copies_unsummed) ctx_.copies_unsummed->store(true);
+    AbortLocked();  // waits for the parts in flight and their staging writes
+    {
+      std::lock_guard done(done_mu_);
+      for (size_t i = 0; i < parts_.size(); ++i) {
+        PartState& part = parts_[i];
+        part.has_etag = false;
+        part.crc32c.clear();
+        if (part.touched) pending_.insert(static_cast<int>(i));
+      }
+    }
+    return EnsureUpload(n);
+  }
+
   // Takes a slot and a buffer for part `i` (the backpressure: this may wait
   // for the budget) and has the runner read it from the staging file and
   // send it. A part filled in memory already has its buffer; it is staged
   // while it is sent, unless this is the commit (`final`).
   Status StartPart(int i, bool final) REQUIRES(mu_) {
-    if (Status s = EnsureUpload(); !s.ok()) return s;
+    if (Status s = EnsureUpload(layout_.IndexOf(cursor_)); !s.ok()) return s;
     const uint64_t start = layout_.Start(i);
     const uint64_t len = std::min(layout_.End(i), size_.load()) - start;
     auto job = std::make_shared<Sending>();
     std::optional<uint32_t> sum;  // known already (filled in order)
     bool from_memory = false, stage = false;
+    // The part's base bytes past its in-order run, if still deferred (a
+    // part filled in memory is spilled to the staging file then).
+    if (Status s = Materialize(i); !s.ok()) return s;
     if (fills_.Has(i)) {
       FilledParts::Sent sent = fills_.Take(i, len);
       job->body = std::move(sent.body);
@@ -329,8 +386,6 @@ class StagedWriter : public FileWriter {
       from_memory = true;
       stage = !final;
     } else {
-      // The part's base bytes past its in-order run, if still deferred.
-      if (Status s = Materialize(i); !s.ok()) return s;
       job->body = ctx_.budget->Take(len);
     }
     if (stage) job->users.store(2);
@@ -482,7 +537,7 @@ class StagedWriter : public FileWriter {
       return PutWhole(total);
     }
     const int n = layout_.Count(total);
-    if (Status s = EnsureUpload(); !s.ok()) return Abandon(s.error());
+    if (Status s = EnsureUpload(n); !s.ok()) return Abandon(s.error());
     for (int i = 0; i < n; ++i) {
       bool untouched;
       {
@@ -494,6 +549,11 @@ class StagedWriter : public FileWriter {
       if (CanCopy(i, n) && !copy_unsupported_) {
         Status s = CopyPart(i);
         if (s.ok()) continue;
+        if (s.error().code == kCopyUnsummed) {  // at most once: the new upload is MD5
+          if (Status r = RestartWithMd5(n); !r.ok()) return Abandon(r.error());
+          i = -1;  // copies into the old upload are gone with it
+          continue;
+        }
         // Stores without UploadPartCopy (s3rver, some gateways) answer 501
         // NotImplemented: stage the range from the base and upload it instead.
         if (s.error().errno_value != ENOTSUP && s.error().code != "NotImplemented") {
@@ -570,11 +630,16 @@ class StagedWriter : public FileWriter {
     p.source_if_match = base_->etag;
     auto r = ctx_.client->UploadPartCopy(p);
     if (!r.ok()) return Log("UploadPartCopy", r.error());
+    if (checksum_ == s3::BodyChecksum::kCrc32c && r->checksum_crc32c.empty()) {
+      return MakeError(EIO, std::string(kCopyUnsummed),
+                       "UploadPartCopy reported no CRC32C for part " + std::to_string(i + 1));
+    }
     std::lock_guard done(done_mu_);
     PartState& part = parts_[i];
     part.has_etag = true;
     part.etag_gen = part.gen;
     part.etag = r->etag;
+    part.crc32c = r->checksum_crc32c;  // Complete repeats it (CRC32C uploads)
     return Status::Ok();
   }
 
@@ -624,7 +689,8 @@ class StagedWriter : public FileWriter {
   std::mutex mu_;
   std::unique_ptr<cache::StagingFile> staging_ GUARDED_BY(mu_);  // null once committed
   std::optional<BaseObject> base_ GUARDED_BY(mu_);
-  const s3::BodyChecksum checksum_;  // of the multipart upload's parts
+  s3::BodyChecksum checksum_ GUARDED_BY(mu_);     // of the multipart upload's parts
+  bool copies_unsummed_ GUARDED_BY(mu_) = false;  // a copy came without its CRC32C
   std::string upload_id_ GUARDED_BY(mu_);
   uint64_t cursor_ GUARDED_BY(mu_) = 0;  // end of the latest write
   bool modified_ GUARDED_BY(mu_) = false;

@@ -5,9 +5,10 @@
 // application keeps writing.
 //
 // Parts and their life:
-// - Parts after the first that a new file's writes reach for the first time
-//   are assembled in a part buffer instead of the staging file ("filled in
-//   memory"): writes are copied straight into it (and summed while the bytes
+// - Parts after the first that a file's writes reach for the first time
+//   (over a base object: at the part's start, the run that replaces its old
+//   bytes; see below) are assembled in a part buffer instead of the staging
+//   file ("filled in memory"): writes are copied straight into it (and summed while the bytes
 //   are in the CPU cache, when they come in order), so nothing is read back.
 //   When such a part goes out, the worker hands the buffer to the upload and
 //   writes it to the staging file meanwhile (O_DIRECT where possible), so a
@@ -32,7 +33,8 @@
 //   sent again with the same part number, so the last ETag is the one used.
 // - Commit uploads every part not yet clean, waits, and completes with parts
 //   in ascending order; a file that fits in the first part is one PutObject.
-//   Every body carries Content-MD5. Any failure aborts the multipart upload
+//   Every body carries the configured checksum (WriterOptions::checksum,
+//   CRC32C by default, else Content-MD5). Any failure aborts the multipart upload
 //   (nothing appears under the key) and Commit returns the error.
 // - Over a base object (open without O_TRUNC: append or in-place change), the
 //   file starts as the object's bytes: a part never touched is copied server
@@ -41,11 +43,25 @@
 //   gets the object's bytes the writes did not replace with a ranged GET
 //   before it is sent. That GET waits while writes run in order from the
 //   part's start (a rewrite of the whole part needs none) and happens at the
-//   first write that leaves that run.
+//   first write that leaves that run. A part whose run started it filling in
+//   memory goes to the staging file then (or when it is sent before the run
+//   covered its old bytes), so a rewrite from the start is filled in memory
+//   like a new file.
+// - Checksums over a base object: the upload uses the configured checksum
+//   like a new file's, and Complete repeats, for a copied part, the CRC32C
+//   the store reports in CopyPartResult (S3 does for an upload created with
+//   CRC32C). A store that reports none (seen on the first copy): the writer
+//   aborts that upload and starts again with Content-MD5 (its parts sent so
+//   far are in the staging file and go again), and the mount remembers it
+//   (StagingContext::copies_unsummed): later writers over a base choose MD5
+//   when they create the upload if they will copy a part (at commit: an
+//   untouched copyable part; while writing: one before the latest write's),
+//   so a rewrite from the start keeps CRC32C there too.
 //
 // Thread-safe. Lock order: a writer's mu_, then the budget's, then its done_mu_.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -79,6 +95,10 @@ struct StagingContext {
   // Prepares parts for upload; null: on the thread that starts the part
   // (tests that want every upload started when Write returns).
   std::shared_ptr<TaskRunner> runner;
+  // Set once the store has answered an UploadPartCopy into a CRC32C upload
+  // without the part's CRC32C (see "Over a base object" above); null: each
+  // writer learns it for itself.
+  std::shared_ptr<std::atomic<bool>> copies_unsummed;
 };
 
 // A writer for s3://bucket/key. `base`: the object it starts from (append or

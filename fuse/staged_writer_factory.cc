@@ -41,6 +41,7 @@ std::shared_ptr<FileWriterFactory> MakeStagedWriterFactory(std::shared_ptr<s3::O
       std::max<uint64_t>(staging.memory_budget, 2 * options.part_size));
   ctx.space = std::make_shared<cache::StagingSpace>(staging.disk_limit);
   ctx.runner = std::make_shared<WorkerPool>(staging.prepare_threads);
+  ctx.copies_unsummed = std::make_shared<std::atomic<bool>>(false);
   ctx.staging = std::move(staging);
   return std::make_shared<StagedWriterFactory>(std::move(ctx));
 }

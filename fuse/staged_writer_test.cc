@@ -296,6 +296,70 @@ TEST_F(StagedWriterTest, WriteLeavingTheRunFetchesTheOldBytesItSkips) {
   EXPECT_EQ(client_->Calls("GetObject"), 1);
 }
 
+// A rewrite over a base object is summed like a new file: a CRC32C upload
+// (MD5, which writers over a base used to take, costs several times more).
+TEST_F(StagedWriterTest, RewriteOverABaseUploadsWithCrc32c) {
+  ctx_.writer.part_size = 5 << 20;
+  const std::string base = Pattern((12 << 20) + 5, 9);
+  auto w = MakeOver("crc", base);
+  const std::string fresh = Pattern(base.size(), 4);
+  for (size_t at = 0; at < fresh.size(); at += 1 << 20) {
+    const size_t n = std::min<size_t>(1 << 20, fresh.size() - at);
+    ASSERT_TRUE(w->Write(at, Bytes(fresh.substr(at, n))).ok());
+  }
+  ASSERT_TRUE(w->Commit().ok());
+  EXPECT_EQ(client_->Data(kBucket, "crc"), fresh);
+  EXPECT_EQ(client_->UploadChecksums(), std::vector{s3::BodyChecksum::kCrc32c});
+}
+
+// Parts copied into a CRC32C upload: Complete repeats the CRC32C the store
+// reported for each copy (the fake, like S3, refuses a Complete without it).
+TEST_F(StagedWriterTest, CopiedPartsCarryTheReportedCrc32c) {
+  ctx_.writer.part_size = 5 << 20;
+  const std::string base = Pattern((12 << 20) + 5, 9);
+  auto w = MakeOver("patch", base);
+  ASSERT_TRUE(w->Write(6 << 20, Bytes("PATCH")).ok());  // part 2 of 3
+  ASSERT_TRUE(w->Commit().ok());
+  std::string want = base;
+  want.replace(6 << 20, 5, "PATCH");
+  EXPECT_EQ(client_->Data(kBucket, "patch"), want);
+  EXPECT_EQ(client_->Calls("UploadPartCopy"), 2);  // parts 1 and 3
+  EXPECT_EQ(client_->UploadChecksums(), std::vector{s3::BodyChecksum::kCrc32c});
+}
+
+// A store that copies a part without reporting its CRC32C (Complete could
+// not name it): the writer starts over with an MD5 upload, sending the parts
+// it had sent again, and the mount remembers: the next writer that will copy
+// a part creates an MD5 upload at once.
+TEST_F(StagedWriterTest, CopyWithoutCrc32cStartsOverWithMd5) {
+  ctx_.writer.part_size = 5 << 20;
+  ctx_.copies_unsummed = std::make_shared<std::atomic<bool>>(false);
+  client_->SetCopyReportsCrc32c(false);
+  const std::string base = Pattern((17 << 20) + 5, 9);
+  auto w = MakeOver("nosum", base);
+  const std::string fresh = Pattern(7 << 20, 4);  // part 1 goes out while writing
+  for (size_t at = 0; at < fresh.size(); at += 1 << 20) {
+    ASSERT_TRUE(w->Write(at, Bytes(fresh.substr(at, 1 << 20))).ok());
+  }
+  ASSERT_TRUE(w->Commit().ok());
+  std::string want = base;
+  want.replace(0, fresh.size(), fresh);
+  EXPECT_EQ(client_->Data(kBucket, "nosum"), want);
+  EXPECT_EQ(client_->UploadChecksums(),
+            (std::vector{s3::BodyChecksum::kCrc32c, s3::BodyChecksum::kMd5}));
+  EXPECT_EQ(client_->OpenUploads(), 0u);  // the CRC32C one was aborted
+  EXPECT_TRUE(ctx_.copies_unsummed->load());
+
+  auto again = MakeOver("nosum2", want);
+  ASSERT_TRUE(again->Write(6 << 20, Bytes("PATCH")).ok());
+  ASSERT_TRUE(again->Commit().ok());
+  want.replace(6 << 20, 5, "PATCH");
+  EXPECT_EQ(client_->Data(kBucket, "nosum2"), want);
+  EXPECT_EQ(
+      client_->UploadChecksums(),
+      (std::vector{s3::BodyChecksum::kCrc32c, s3::BodyChecksum::kMd5, s3::BodyChecksum::kMd5}));
+}
+
 TEST_F(StagedWriterTest, InPlaceChangeOfSmallObjectIsOnePut) {
   auto w = MakeOver("s", "hello world");
   ASSERT_TRUE(w->Write(6, Bytes("WORLD")).ok());

@@ -76,8 +76,9 @@ enum class BodyChecksum {
   kMd5,  // Content-MD5: checked by every S3 implementation
   // x-amz-checksum-crc32c: several times cheaper to compute than MD5. A
   // multipart upload must be created with it (CreateMultipartUploadParams)
-  // and CompleteMultipartUpload repeats each part's value; copied parts
-  // (UploadPartCopy) do not report one, so such uploads use kMd5.
+  // and CompleteMultipartUpload repeats each part's value. For a copied part
+  // (UploadPartCopy) that is the value the server reports in CopyPartResult:
+  // S3 does for an upload created with kCrc32c; some servers report none.
   kCrc32c,
 };
 
@@ -113,7 +114,9 @@ struct UploadPartParams {
 };
 struct UploadPartResult {
   std::string etag;
-  std::string checksum_crc32c;  // what was sent with kCrc32c (base64), for Complete
+  // What was sent with kCrc32c (base64), for Complete; for UploadPartCopy,
+  // the server's <ChecksumCRC32C> (empty when it sent none).
+  std::string checksum_crc32c;
 };
 struct CompletedPart {
   int part_number = 0;
@@ -196,6 +199,9 @@ struct CopyObjectParams {
 struct CopyObjectResult {
   std::string etag;
   Timestamp last_modified{};
+  // <ChecksumCRC32C> (UploadPartCopy): the copied part's sum, which S3 gives
+  // when the upload was created with kCrc32c; empty when the server sent none.
+  std::string checksum_crc32c;
 };
 struct CreateBucketParams {
   std::string bucket;

@@ -97,6 +97,7 @@ Result<UploadPartResult> S3ObjectClient::UploadPartCopy(const UploadPartCopyPara
                            std::to_string(p.part_number) + " of upload " + p.upload_id);
     }
     out.etag = std::move(parsed->etag);
+    out.checksum_crc32c = std::move(parsed->checksum_crc32c);
     return Status::Ok();
   });
   if (!st.ok()) return st.error();

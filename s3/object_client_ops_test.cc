@@ -208,7 +208,8 @@ TEST_F(ObjectClientTest, UploadPartCopyHeadersAndErrorInside200) {
                     FakeResponse{200,
                                  {},
                                  "<CopyPartResult><LastModified>2011-04-11T20:34:56.000Z"
-                                 "</LastModified><ETag>\"cp\"</ETag></CopyPartResult>"});
+                                 "</LastModified><ETag>\"cp\"</ETag>"
+                                 "<ChecksumCRC32C>AAAAAA==</ChecksumCRC32C></CopyPartResult>"});
   UploadPartCopyParams p{"bkt", "dst", "U", 2, "src", "a b/c+d"};
   p.source_offset = 100;
   p.source_length = 50;
@@ -216,6 +217,7 @@ TEST_F(ObjectClientTest, UploadPartCopyHeadersAndErrorInside200) {
   auto r = client_->UploadPartCopy(p);
   ASSERT_TRUE(r.ok()) << r.error().ToString();
   EXPECT_EQ(r->etag, "\"cp\"");
+  EXPECT_EQ(r->checksum_crc32c, "AAAAAA==");  // for Complete
   const auto req = fake_.requests().back();
   EXPECT_EQ(req.Header("x-amz-copy-source"), "/src/a%20b/c%2Bd");
   EXPECT_EQ(req.Header("x-amz-copy-source-range"), "bytes=100-149");

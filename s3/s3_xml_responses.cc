@@ -250,7 +250,8 @@ Result<CopyObjectResult> ParseCopyResult(std::string_view body, std::string_view
   if (!root) return root.error();
   auto modified = xml::GetTimestamp(*root, "LastModified", operation, Timestamp{});
   if (!modified) return modified.error();
-  return CopyObjectResult{xml::GetTextOr(*root, "ETag"), *modified};
+  return CopyObjectResult{xml::GetTextOr(*root, "ETag"), *modified,
+                          xml::GetTextOr(*root, "ChecksumCRC32C")};
 }
 }  // namespace
 

@@ -299,6 +299,12 @@ TEST(S3XmlTest, CopyResults) {
       "<ChecksumCRC32>abc</ChecksumCRC32></CopyPartResult>");
   ASSERT_TRUE(part.ok()) << part.error().ToString();
   EXPECT_EQ(part->etag, "\"9b2c\"");
+  EXPECT_EQ(part->checksum_crc32c, "");  // a CRC32, not the CRC32C
+  auto summed = ParseCopyPartResult(
+      "<CopyPartResult><LastModified>2011-04-11T20:34:56.000Z</LastModified><ETag>\"9b2c\"</ETag>"
+      "<ChecksumCRC32C>yZRlqg==</ChecksumCRC32C></CopyPartResult>");
+  ASSERT_TRUE(summed.ok()) << summed.error().ToString();
+  EXPECT_EQ(summed->checksum_crc32c, "yZRlqg==");
   EXPECT_FALSE(ParseCopyObjectResult("<CopyPartResult/>").ok());  // wrong root
 }
 

@@ -86,6 +86,16 @@ void FakeObjectClient::FailNext(const std::string& op, int errno_value) {
   fail_next_[op] = errno_value;
 }
 
+void FakeObjectClient::SetCopyReportsCrc32c(bool on) {
+  std::lock_guard lock(mu_);
+  copy_reports_crc32c_ = on;
+}
+
+std::vector<s3::BodyChecksum> FakeObjectClient::UploadChecksums() const {
+  std::lock_guard lock(mu_);
+  return upload_checksums_;
+}
+
 Result<s3::HeadObjectResult> FakeObjectClient::HeadObject(const s3::HeadObjectParams& p) {
   std::lock_guard lock(mu_);
   if (auto e = Enter("HeadObject")) return *e;
@@ -137,7 +147,8 @@ Result<s3::CreateMultipartUploadResult> FakeObjectClient::CreateMultipartUpload(
   if (auto e = Enter("CreateMultipartUpload")) return *e;
   if (!FindBucket(p.bucket).ok()) return MakeError(ENOENT, "NoSuchBucket", p.bucket);
   std::string id = "upload-" + std::to_string(next_upload_++);
-  uploads_[id] = Upload{p.bucket, p.key, {}};
+  uploads_[id] = Upload{p.bucket, p.key, p.checksum, {}};
+  upload_checksums_.push_back(p.checksum);
   return s3::CreateMultipartUploadResult{id};
 }
 
@@ -148,6 +159,10 @@ Result<s3::UploadPartResult> FakeObjectClient::UploadPart(const s3::UploadPartPa
   auto it = uploads_.find(p.upload_id);
   if (it == uploads_.end()) return MakeError(ENOENT, "NoSuchUpload", p.upload_id);
   // Like S3: a sum the caller computed must match the body it sent.
+  if ((p.checksum == s3::BodyChecksum::kCrc32c) !=
+      (it->second.checksum == s3::BodyChecksum::kCrc32c)) {
+    return MakeError(EINVAL, "InvalidRequest", "the part's checksum type is not the upload's");
+  }
   std::string crc;
   if (p.checksum == s3::BodyChecksum::kCrc32c) {
     crc = s3::Crc32cBase64(body);
@@ -175,9 +190,13 @@ Result<s3::UploadPartResult> FakeObjectClient::UploadPartCopy(const s3::UploadPa
   auto src = (*b)->find(p.source_key);
   if (src == (*b)->end()) return NotFound(p.source_key);
   const std::string& d = src->second.data;
-  it->second.parts[p.part_number] =
-      d.substr(p.source_offset.value_or(0), p.source_length.value_or(d.size()));
-  return s3::UploadPartResult{"\"part-" + std::to_string(p.part_number) + "\""};
+  std::string& part = it->second.parts[p.part_number];
+  part = d.substr(p.source_offset.value_or(0), p.source_length.value_or(d.size()));
+  std::string crc;
+  if (it->second.checksum == s3::BodyChecksum::kCrc32c && copy_reports_crc32c_) {
+    crc = s3::Crc32cBase64(std::as_bytes(std::span(part.data(), part.size())));
+  }
+  return s3::UploadPartResult{"\"part-" + std::to_string(p.part_number) + "\"", crc};
 }
 
 Result<s3::CompleteMultipartUploadResult> FakeObjectClient::CompleteMultipartUpload(
@@ -193,6 +212,13 @@ Result<s3::CompleteMultipartUploadResult> FakeObjectClient::CompleteMultipartUpl
     previous = part.part_number;
     auto d = it->second.parts.find(part.part_number);
     if (d == it->second.parts.end()) return MakeError(EINVAL, "InvalidPart", "");
+    // Like S3: an upload created with CRC32C needs every part's sum.
+    if (it->second.checksum == s3::BodyChecksum::kCrc32c &&
+        part.checksum_crc32c !=
+            s3::Crc32cBase64(std::as_bytes(std::span(d->second.data(), d->second.size())))) {
+      return MakeError(EINVAL, part.checksum_crc32c.empty() ? "InvalidRequest" : "InvalidPart",
+                       "part " + std::to_string(part.part_number) + ": wrong or no CRC32C");
+    }
     data += d->second;
   }
   auto b = FindBucket(p.bucket);

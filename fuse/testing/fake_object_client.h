@@ -1,7 +1,8 @@
 // FakeObjectClient: an in-memory S3 for the filesystem core's unit tests.
 // Strict where the core relies on S3 (If-Match, listing order and paging with
-// delimiter, multipart part order), counting every call, and able to fail the
-// next call of a given operation with a chosen errno.
+// delimiter, multipart part order, and an upload created with CRC32C: every
+// part's sum in CompleteMultipartUpload), counting every call, and able to
+// fail the next call of a given operation with a chosen errno.
 #pragma once
 
 #include <map>
@@ -31,6 +32,11 @@ class FakeObjectClient : public s3::ObjectClient {
   size_t OpenUploads() const;
   // The next call of `op` fails with `errno_value`.
   void FailNext(const std::string& op, int errno_value);
+  // UploadPartCopy into an upload created with CRC32C reports the part's sum,
+  // as S3 does; false: like a server that reports none.
+  void SetCopyReportsCrc32c(bool on);
+  // The checksum each CreateMultipartUpload asked for, in call order.
+  std::vector<s3::BodyChecksum> UploadChecksums() const;
 
   Result<s3::HeadObjectResult> HeadObject(const s3::HeadObjectParams& p) override;
   Result<s3::GetObjectResult> GetObject(const s3::GetObjectParams& p,
@@ -61,6 +67,7 @@ class FakeObjectClient : public s3::ObjectClient {
  private:
   struct Upload {
     std::string bucket, key;
+    s3::BodyChecksum checksum = s3::BodyChecksum::kMd5;
     std::map<int, std::string> parts;  // number -> data
   };
   using Bucket = std::map<std::string, Object>;
@@ -77,6 +84,8 @@ class FakeObjectClient : public s3::ObjectClient {
   std::map<std::string, int> fail_next_;
   int next_etag_ = 1;
   int next_upload_ = 1;
+  bool copy_reports_crc32c_ = true;
+  std::vector<s3::BodyChecksum> upload_checksums_;
 };
 
 }  // namespace bucketfs::fs::testing

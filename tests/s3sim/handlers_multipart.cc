@@ -2,6 +2,7 @@
 // AbortMultipartUpload, ListMultipartUploads, ListParts.
 #include <pugixml.hpp>
 
+#include "tests/s3sim/crc32c.h"
 #include "tests/s3sim/handlers.h"
 #include "tests/s3sim/range.h"
 #include "tests/s3sim/util.h"
@@ -29,12 +30,14 @@ HttpResponse StorePart(Store& store, const S3Request& r, int number, std::string
   part.mtime = std::time(nullptr);
   part.data = std::make_shared<const std::string>(std::move(data));
   std::string etag = part.etag;
+  std::string sum = part.crc32c;
   if (auto err = store.PutPart(r.bucket, r.key, r.Q("uploadId"), number, std::move(part))) {
     return ErrorResponse(*err, r);
   }
   if (copy) {
     XmlWriter xml("CopyPartResult");
     xml.Elem("LastModified", IsoDate(std::time(nullptr))).Elem("ETag", etag);
+    if (!sum.empty()) xml.Elem("ChecksumCRC32C", sum);
     return XmlResponse(200, xml.Finish());
   }
   HttpResponse resp;
@@ -100,7 +103,11 @@ HttpResponse HandleUploadPartCopy(Store& store, const S3Request& r) {
     first = rr.first;
     length = rr.last - rr.first + 1;
   }
-  return StorePart(store, r, *number, data.Substr(first, length), true);
+  std::string part = data.Substr(first, length);
+  // Like S3: a copy into an upload created with CRC32C reports the part's
+  // sum in CopyPartResult, for CompleteMultipartUpload to repeat.
+  std::string crc32c = ToLower(upload->checksum_algorithm) == "crc32c" ? Crc32cBase64(part) : "";
+  return StorePart(store, r, *number, std::move(part), true, std::move(crc32c));
 }
 
 HttpResponse HandleCompleteMultipartUpload(Store& store, const S3Request& r) {
