@@ -204,6 +204,11 @@ class StagedWriter : public FileWriter {
   bool CanFill(int i, uint64_t at) REQUIRES(mu_) {
     if (!ctx_.staging.fill_in_memory || i == 0 || fills_.Full()) return false;
     if (base_ && layout_.Start(i) < base_->size && at != layout_.Start(i)) return false;
+    return Untouched(i);
+  }
+
+  // Part `i` was neither written nor filled since the writer started.
+  bool Untouched(int i) {
     std::lock_guard done(done_mu_);
     return static_cast<size_t>(i) >= parts_.size() || !parts_[i].touched;
   }
@@ -333,12 +338,7 @@ class StagedWriter : public FileWriter {
       return configured;
     }
     for (int i = 0; i < n; ++i) {
-      bool untouched;
-      {
-        std::lock_guard done(done_mu_);
-        untouched = static_cast<size_t>(i) >= parts_.size() || !parts_[i].touched;
-      }
-      if (untouched && CanCopy(i, n)) return s3::BodyChecksum::kMd5;
+      if (Untouched(i) && CanCopy(i, n)) return s3::BodyChecksum::kMd5;
     }
     return configured;
   }
