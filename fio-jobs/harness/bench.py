@@ -6,7 +6,7 @@ of the machine).
 
   fio-jobs/harness/bench.py --server s3sim|s3sim-shaped|s3rver \
       [--jobs seq1,seq8,rand4k,rand1m,small,write1,write4] [--size 1g] \
-      [--targets bucketfs,direct,s3fs,rclone,nullfs] [--bucketfs-opt=--direct-io ...]
+      [--targets bucketfs,direct,s3fs,rclone,nullfs,base] [--bucketfs-opt=--direct-io ...]
       [--nullfs-opt=--keep-cache ...] [--out DIR]
 
 Per job and target: mount (daemon kept in the foreground so its pid is ours),
@@ -151,6 +151,81 @@ def proc_cpu(pid):
     return total
 
 
+def machine_cpu():
+    """Jiffies of all CPUs together from /proc/stat's "cpu" line: a dict of
+    busy (user, nice, system, irq, softirq), idle (idle, iowait), steal and
+    total (the three). guest time is already inside user and nice."""
+    with open("/proc/stat") as f:
+        return parse_proc_stat(f.readline())
+
+
+def parse_proc_stat(line):
+    fields = line.split()
+    if not fields or fields[0] != "cpu":
+        raise ValueError(f"not the cpu line of /proc/stat: {line!r}")
+    v = [int(x) for x in fields[1:9]] + [0] * (9 - len(fields))
+    user, nice, system, idle, iowait, irq, softirq, steal = v[:8]
+    busy = user + nice + system + irq + softirq
+    return {"busy": busy, "idle": idle + iowait, "steal": steal,
+            "total": busy + idle + iowait + steal}
+
+
+def children_cpu():
+    """CPU seconds (user + system) of this process's reaped children: around
+    a fio run, fio's own (it reaps its workers)."""
+    import resource
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def machine_figures(before, after, nbytes, outside_busy_s=0.0, outside_wall_s=0.0):
+    """The whole machine over a run, from two machine_cpu() samples: busy CPU
+    seconds per GiB moved (every process: server, daemon, fio, kernel
+    threads, and whatever else runs on the shared VM) and the idle share of
+    all CPUs (idle + iowait over all jiffies).
+
+    outside_busy_s / outside_wall_s: a part of the interval that is not the
+    transfer (the direct client's start-up and buffer pre-faulting, outside
+    its timer): its busy seconds are taken off, and its wall time on every
+    CPU less those busy seconds off the idle jiffies (the rest of the machine
+    is taken as idle then). Returns None when nothing moved."""
+    ncpu = os.cpu_count() or 1
+    d = {k: after[k] - before[k] for k in ("busy", "idle", "steal", "total")}
+    busy = max(0.0, d["busy"] / TICK - outside_busy_s)
+    idle_out = max(0.0, ncpu * outside_wall_s - outside_busy_s)
+    idle = max(0.0, d["idle"] / TICK - idle_out)
+    total = max(0.0, d["total"] / TICK - ncpu * outside_wall_s)
+    if not nbytes or total <= 0:
+        return None
+    return {"machine_cpu_s": busy, "machine_cpu_s_per_gib": busy / (nbytes / GIB),
+            "machine_idle": min(1.0, idle / total), "machine_steal": d["steal"] / TICK / total}
+
+
+def fio_job_cpu(fj, fallback):
+    """CPU seconds of fio's jobs while they ran (usr_cpu and sys_cpu are
+    percentages of job_runtime, summed over the jobs with group_reporting),
+    without fio's start-up (parsing, forking, laying out and invalidating the
+    files: ~0.25 s, a quarter of a seq1 run's client CPU); `fallback` (the
+    process's rusage) when fio did not report them."""
+    try:
+        return (fj["usr_cpu"] + fj["sys_cpu"]) / 100 * fj["job_runtime"] / 1000
+    except (KeyError, TypeError):
+        return fallback
+
+
+def procs_figures(cpu_s, server_cpu_s, client_cpu_s, nbytes, wall_s):
+    """The benchmark's own processes over a run: server + daemon (or direct
+    client) + fio CPU seconds per GiB, and the share of the machine's CPUs
+    they held over the transfer time (wall_s: bytes over the measured rate;
+    about 1.0: the run had the machine to itself and was CPU-bound; far below
+    it with an idle share near 0: other work on the VM took the rest)."""
+    if not nbytes:
+        return {}
+    return {"procs_cpu_s": cpu_s, "procs_cpu_s_per_gib": cpu_s / (nbytes / GIB),
+            "server_cpu_s": server_cpu_s, "client_cpu_s": client_cpu_s,
+            "procs_cpu_share": cpu_s / wall_s / (os.cpu_count() or 1) if wall_s else None}
+
+
 def children(pid):
     try:
         with open(f"/proc/{pid}/task/{pid}/children") as f:
@@ -272,8 +347,8 @@ class Mount:
         self.log_path = os.path.join(workdir, f"{target}-daemon.log")
         env = server.client_env()
         ep = server.endpoint
-        if target == "bucketfs":
-            cmd = [bins["bucketfs"], f"s3://{BUCKET}", self.mnt, "--endpoint-url", ep,
+        if target in ("bucketfs", "base"):  # base: the same mount with --base-bin
+            cmd = [bins[target], f"s3://{BUCKET}", self.mnt, "--endpoint-url", ep,
                    "--force-path-style", "-f", "--allow-delete", "--allow-overwrite",
                    "--log-level", "warn", *bucketfs_opts]
         elif target == "s3fs":
@@ -400,7 +475,8 @@ def measure_mount(args, server, bins, workdir, job, target, run_id):
         modes = ["cold", "warm"] if kind == "read" and not args.no_warm else ["cold"]
         for mode in modes:
             warm_rate = before_cold_run(args, job) if mode == "cold" else None
-            cpu0 = proc_cpu(m.pid)
+            cpu0, mach0 = proc_cpu(m.pid), machine_cpu()
+            server0, fio0 = proc_cpu(server.pid), children_cpu()
             try:
                 # fio invalidates its files' page cache before a job unless told
                 # not to (invalidate=1 by default), which made "warm" a second cold run.
@@ -408,7 +484,9 @@ def measure_mount(args, server, bins, workdir, job, target, run_id):
                 fj, wall = fio_run(jobfile, env, timeout=fio_timeout(args, job), extra=extra)
             finally:
                 m.check_alive()
-            cpu = proc_cpu(m.pid) - cpu0
+            cpu, mach1 = proc_cpu(m.pid) - cpu0, machine_cpu()
+            server_cpu, fio_process_cpu = proc_cpu(server.pid) - server0, children_cpu() - fio0
+            fio_cpu = fio_job_cpu(fj, fio_process_cpu)
             side = fj["write"] if kind == "write" else fj["read"]
             nbytes = side["io_bytes"]
             # Writes: bytes over fio's wall time, close and fsync included.
@@ -417,7 +495,11 @@ def measure_mount(args, server, bins, workdir, job, target, run_id):
                          "iops": side.get("iops", 0), "bytes": nbytes, "wall_s": wall,
                          "cpu_s": cpu, "cpu_s_per_gib": cpu / (nbytes / GIB) if nbytes else None,
                          "lat_p99_ms": side.get("clat_ns", {}).get("percentile", {})
-                         .get("99.000000", 0) / 1e6, "prewarm_mb_s": warm_rate})
+                         .get("99.000000", 0) / 1e6, "prewarm_mb_s": warm_rate,
+                         **(machine_figures(mach0, mach1, nbytes) or {}),
+                         "fio_cpu_s_process": fio_process_cpu,
+                         **procs_figures(cpu + server_cpu + fio_cpu, server_cpu, fio_cpu, nbytes,
+                                         nbytes / (mbps * 1e6) if mbps else wall)})
         if args.verify and job == "seq1" and target != "nullfs":  # nullfs: its own test
             rows[0]["verified"] = verify(m.mnt, args)
         m.check_alive()
@@ -521,9 +603,11 @@ def measure_direct(args, bins, server, job, run_id):
         return []
     warm_rate = before_cold_run(args, job)
     log("$ " + " ".join(cmd))
+    mach0, t0, server0 = machine_cpu(), time.monotonic(), proc_cpu(server.pid)
     p = subprocess.Popen(cmd, env=server.client_env(), stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
     _, status, ru = os.wait4(p.pid, 0)
+    mach1, wall, server_cpu = machine_cpu(), time.monotonic() - t0, proc_cpu(server.pid) - server0
     out, err = p.stdout.read(), p.stderr.read()
     p.returncode = os.waitstatus_to_exitcode(status)
     if p.returncode != 0:
@@ -536,12 +620,17 @@ def measure_direct(args, bins, server, job, run_id):
     # costlier per GiB than it is. The process total stays in the JSON.
     process_cpu = ru.ru_utime + ru.ru_stime
     cpu = rep.get("cpu_seconds", process_cpu)
+    # The machine's figures over the transfers only: the process's time and
+    # CPU outside its timer (start-up, HEADs, pre-faulting) are taken off.
+    mach = machine_figures(mach0, mach1, rep["bytes"], outside_busy_s=max(0.0, process_cpu - cpu),
+                           outside_wall_s=max(0.0, wall - rep["seconds"]))
     return [{"job": job, "target": "direct", "mode": "cold", "mb_s": rep["mb_per_s"],
              "iops": rep.get("iops", 0), "bytes": rep["bytes"], "wall_s": rep["seconds"],
              "cpu_s": cpu, "cpu_s_per_gib": cpu / (rep["bytes"] / GIB),
              "cpu_s_process": process_cpu,
              "peak_rss_mib": ru.ru_maxrss / 1024, "lat_p99_ms": rep.get("lat_p99_ms", 0),
-             "connections": rep["connections"], "prewarm_mb_s": warm_rate}]
+             "connections": rep["connections"], "prewarm_mb_s": warm_rate, **(mach or {}),
+             **procs_figures(cpu + server_cpu, server_cpu, 0.0, rep["bytes"], rep["seconds"])}]
 
 
 # ------------------------------------------------------------- data set ---
@@ -589,7 +678,7 @@ def prepare(args, bins, server, workdir, jobs):
             put_object(bins, server, env, src, f"seq/file-{i}")
         log(f"uploaded {count} x {args.size_bytes} bytes in {time.monotonic() - t0:.1f} s")
         os.unlink(src)
-    mounts = any(t in ("bucketfs", "s3fs", "rclone") for t in args.target_list)
+    mounts = any(t in ("bucketfs", "base", "s3fs", "rclone") for t in args.target_list)
     if args.daemon_warmup_bytes > 0 and mounts and any(JOBS[j][1] == "read" for j in jobs):
         warm = os.path.join(workdir, "warm.bin")
         write_random_file(warm, args.daemon_warmup_bytes)
@@ -631,7 +720,8 @@ def table(rows):
     peers = {(r["job"], r["target"], r["mode"]): r for r in rows
              if r["target"] in ("s3fs", "rclone", "nullfs")}
     hdr = f"{'job':<7} {'target':<9} {'mode':<5} {'MB/s':>9} {'IOPS':>9} {'x direct':>8} " \
-          f"{'x s3fs':>7} {'x rclone':>8} {'x nullfs':>8} {'CPU s/GiB':>9} {'peak RSS MiB':>12}"
+          f"{'x s3fs':>7} {'x rclone':>8} {'x nullfs':>8} {'CPU s/GiB':>9} {'all s/GiB':>9} " \
+          f"{'mach s/GiB':>10} {'idle':>5} {'peak RSS MiB':>12}"
     lines = [hdr, "-" * len(hdr)]
 
     def fmt(v, width):
@@ -649,27 +739,32 @@ def table(rows):
                 r[f"ratio_to_{peer}"] = vs[peer]
         iops = f"{r['iops']:.0f}" if r.get("iops") else "-"
         cpu = f"{r['cpu_s_per_gib']:.2f}" if r.get("cpu_s_per_gib") is not None else "-"
+        mcpu = f"{r['machine_cpu_s_per_gib']:.2f}" if r.get("machine_cpu_s_per_gib") is not None \
+            else "-"
+        idle = f"{r['machine_idle'] * 100:.0f}%" if r.get("machine_idle") is not None else "-"
+        procs = f"{r['procs_cpu_s_per_gib']:.2f}" if r.get("procs_cpu_s_per_gib") is not None \
+            else "-"
         mark = "" if r.get("verified", True) else "  DATA MISMATCH"
         lines.append(f"{r['job']:<7} {r['target']:<9} {r['mode']:<5} {r['mb_s']:>9.1f} {iops:>9} "
                      f"{fmt(ratio, 8)} {fmt(vs.get('s3fs'), 7)} {fmt(vs.get('rclone'), 8)} "
-                     f"{fmt(vs.get('nullfs'), 8)} {cpu:>9} "
+                     f"{fmt(vs.get('nullfs'), 8)} {cpu:>9} {procs:>9} {mcpu:>10} {idle:>5} "
                      f"{r.get('peak_rss_mib', 0):>12.0f}{mark}")
-    for job in dict.fromkeys(r["job"] for r in rows):
-        for mode in ("cold", "warm"):
-            b = [r for r in rows if (r["job"], r["mode"], r["target"]) == (job, mode, "bucketfs")]
-            d = [r for r in rows if (r["job"], r["mode"], r["target"]) == (job, "cold", "direct")]
-            if len(b) < 2 and len(d) < 2 or not b or not d:
-                continue
-            d_of = {r.get("round", 0): r for r in d}
-            per = []
-            for r in b:
-                rd = d_of.get(r.get("round", 0))
-                if rd and rd["mb_s"]:
-                    first = "bucketfs" if r["seq"] < rd["seq"] else "direct"
-                    per.append(f"round {r.get('round', 0)} ({first} first) {r['mb_s'] / rd['mb_s']:.2f}")
-            pooled = sum(r["mb_s"] for r in b) / len(b) / (sum(r["mb_s"] for r in d) / len(d))
-            lines.append(f"{job} {mode}: bucketfs / direct {'; '.join(per)}; "
-                         f"mean over rounds {pooled:.2f}")
+    for job, mode, mount in [(j, m, t) for j in dict.fromkeys(r["job"] for r in rows)
+                             for t in ("bucketfs", "base") for m in ("cold", "warm")]:
+        b = [r for r in rows if (r["job"], r["mode"], r["target"]) == (job, mode, mount)]
+        d = [r for r in rows if (r["job"], r["mode"], r["target"]) == (job, "cold", "direct")]
+        if len(b) < 2 and len(d) < 2 or not b or not d:
+            continue
+        d_of = {r.get("round", 0): r for r in d}
+        per = []
+        for r in b:
+            rd = d_of.get(r.get("round", 0))
+            if rd and rd["mb_s"]:
+                first = mount if r["seq"] < rd["seq"] else "direct"
+                per.append(f"round {r.get('round', 0)} ({first} first) {r['mb_s'] / rd['mb_s']:.2f}")
+        pooled = sum(r["mb_s"] for r in b) / len(b) / (sum(r["mb_s"] for r in d) / len(d))
+        lines.append(f"{job} {mode}: {mount} / direct {'; '.join(per)}; "
+                     f"mean over rounds {pooled:.2f}")
     return "\n".join(lines)
 
 
@@ -756,6 +851,9 @@ def main():
     ap.add_argument("--timeout", type=int, help="seconds before a fio run is abandoned "
                     "(default: 180 + runtime + the job's bytes at 2 MB/s)")
     ap.add_argument("--bucketfs-bin")
+    ap.add_argument("--base-bin", help="bucketfs binary of the target base: a bucketfs mount "
+                    "with the same options, for an A/B of two daemons in one run "
+                    "(--targets base,direct,bucketfs,bucketfs,direct,base)")
     ap.add_argument("--direct-bin", help="bucketfs binary whose `s3 bench` is the direct client "
                     "(default: --bucketfs-bin); A/B runs of two mounts keep one yardstick")
     ap.add_argument("--bucketfs-opt", action="append", default=[], metavar="OPT",
@@ -787,8 +885,10 @@ def main():
         if j not in JOBS:
             sys.exit(f"bench: unknown job {j} (known: {','.join(JOBS)})")
     for t in targets:
-        if t not in ("bucketfs", "direct", "s3fs", "rclone", "nullfs"):
+        if t not in ("bucketfs", "base", "direct", "s3fs", "rclone", "nullfs"):
             sys.exit(f"bench: unknown target {t}")
+    if "base" in targets and not args.base_bin:
+        sys.exit("bench: target base needs --base-bin")
     if os.geteuid() != 0:
         log("not root: the page cache cannot be dropped (cold runs may be warm)")
     bins = {
@@ -802,6 +902,7 @@ def main():
         if "nullfs" in targets else "",
     }
     bins["direct"] = args.direct_bin or bins["bucketfs"]
+    bins["base"] = args.base_bin or ""
     run_id = time.strftime("%H%M%S")
     out = args.out or f"/tmp/bucketfs-bench-{args.server}-{time.strftime('%Y%m%d-%H%M%S')}"
     os.makedirs(out, exist_ok=True)
@@ -844,7 +945,11 @@ def main():
                         r["seq"] = len(seen_order)  # position in the run
                         r["load_avg"] = os.getloadavg()  # the machine is shared: note it per row
                         log(f"{job} {target} {r['mode']}: {r['mb_s']:.1f} MB/s, "
-                            f"CPU {r['cpu_s_per_gib'] or 0:.2f} s/GiB")
+                            f"CPU {r['cpu_s_per_gib'] or 0:.2f} s/GiB, with server and client "
+                            f"{r.get('procs_cpu_s_per_gib') or 0:.2f} s/GiB "
+                            f"({(r.get('procs_cpu_share') or 0) * 100:.0f}% of the CPUs), machine "
+                            f"{r.get('machine_cpu_s_per_gib') or 0:.2f} s/GiB, "
+                            f"idle {(r.get('machine_idle') or 0) * 100:.0f}%")
                 except (RuntimeError, subprocess.TimeoutExpired, OSError, KeyError, ValueError) as e:
                     msg = str(e)
                     log(f"FAILED {job} on {target}: {msg}")
@@ -884,6 +989,7 @@ def main():
             "runtime_s": args.runtime, "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "command": " ".join(sys.argv), "load_avg": load, "bucketfs_opts": args.bucketfs_opt,
             "bucketfs_bin": bins["bucketfs"], "direct_bin": bins["direct"],
+            "base_bin": bins["base"] or None,
             "nullfs_opts": nullfs_opts(args) if "nullfs" in targets else None,
             "prewarm": args.prewarm, "autogroup_nice": args.autogroup_nice}
     with open(os.path.join(out, "results.json"), "w") as f:

@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""Unit tests of bench.py's pure parts: the machine CPU figures and the table.
+
+  python3 fio-jobs/harness/bench_test.py   (ctest -R harness)
+"""
+import os
+import sys
+import unittest
+from unittest import mock
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.dont_write_bytecode = True  # no __pycache__ in the tree
+import bench  # noqa: E402
+
+
+def sample(busy, idle, steal=0):
+    return {"busy": busy, "idle": idle, "steal": steal, "total": busy + idle + steal}
+
+
+class ProcStatTest(unittest.TestCase):
+    def test_parses_the_cpu_line(self):
+        # user nice system idle iowait irq softirq steal guest guest_nice
+        got = bench.parse_proc_stat("cpu  100 20 30 400 5 1 4 7 50 0\n")
+        self.assertEqual(got, {"busy": 155, "idle": 405, "steal": 7, "total": 567})
+
+    def test_old_kernels_without_steal(self):
+        got = bench.parse_proc_stat("cpu 1 2 3 4 5 6 7")
+        self.assertEqual(got, {"busy": 19, "idle": 9, "steal": 0, "total": 28})
+
+    def test_rejects_a_per_cpu_line(self):
+        with self.assertRaises(ValueError):
+            bench.parse_proc_stat("cpu0 1 2 3 4 5 6 7 8")
+
+    def test_reads_this_machine(self):
+        s = bench.machine_cpu()
+        self.assertGreater(s["total"], 0)
+        self.assertEqual(s["total"], s["busy"] + s["idle"] + s["steal"])
+
+
+class MachineFiguresTest(unittest.TestCase):
+    def setUp(self):
+        p1 = mock.patch.object(bench, "TICK", 100)
+        p2 = mock.patch.object(bench.os, "cpu_count", return_value=2)
+        p1.start()
+        p2.start()
+        self.addCleanup(p1.stop)
+        self.addCleanup(p2.stop)
+
+    def test_busy_seconds_per_gib_and_idle_share(self):
+        # 2 s on 2 CPUs: 300 busy jiffies, 100 idle, 2 GiB moved.
+        got = bench.machine_figures(sample(1000, 5000), sample(1300, 5100), 2 * bench.GIB)
+        self.assertAlmostEqual(got["machine_cpu_s"], 3.0)
+        self.assertAlmostEqual(got["machine_cpu_s_per_gib"], 1.5)
+        self.assertAlmostEqual(got["machine_idle"], 0.25)
+        self.assertAlmostEqual(got["machine_steal"], 0.0)
+
+    def test_steal_counts_in_the_total_not_as_busy(self):
+        got = bench.machine_figures(sample(0, 0, 0), sample(200, 100, 100), bench.GIB)
+        self.assertAlmostEqual(got["machine_cpu_s_per_gib"], 2.0)
+        self.assertAlmostEqual(got["machine_idle"], 0.25)
+        self.assertAlmostEqual(got["machine_steal"], 0.25)
+
+    def test_time_outside_the_transfer_is_taken_off(self):
+        # 3 s on 2 CPUs; 1 s of it is the client's start-up, 0.5 CPU-s busy
+        # (the other 1.5 CPU-s idle). The transfer: 2 s, 3 CPU-s busy, 1 idle.
+        got = bench.machine_figures(sample(0, 0), sample(350, 250), bench.GIB,
+                                    outside_busy_s=0.5, outside_wall_s=1.0)
+        self.assertAlmostEqual(got["machine_cpu_s"], 3.0)
+        self.assertAlmostEqual(got["machine_idle"], 0.25)
+
+    def test_nothing_moved(self):
+        self.assertIsNone(bench.machine_figures(sample(0, 0), sample(10, 10), 0))
+
+
+class ProcsFiguresTest(unittest.TestCase):
+    def test_fio_job_cpu_from_its_report(self):
+        # 8 jobs of 1 s each with group_reporting: 16000 ms, 10% + 15%.
+        fj = {"usr_cpu": 10.0, "sys_cpu": 15.0, "job_runtime": 16000}
+        self.assertAlmostEqual(bench.fio_job_cpu(fj, 9.9), 4.0)
+        self.assertEqual(bench.fio_job_cpu({}, 9.9), 9.9)
+
+    def test_per_gib_and_share_of_the_cpus(self):
+        with mock.patch.object(bench.os, "cpu_count", return_value=2):
+            got = bench.procs_figures(3.0, 1.0, 0.5, 2 * bench.GIB, 2.0)
+        self.assertAlmostEqual(got["procs_cpu_s_per_gib"], 1.5)
+        self.assertAlmostEqual(got["procs_cpu_share"], 0.75)
+        self.assertEqual((got["server_cpu_s"], got["client_cpu_s"]), (1.0, 0.5))
+        self.assertEqual(bench.procs_figures(3.0, 1.0, 0.5, 0, 2.0), {})
+
+
+class TableTest(unittest.TestCase):
+    def row(self, target, mb_s, **kw):
+        r = {"job": "seq1", "target": target, "mode": "cold", "mb_s": mb_s, "iops": 0,
+             "cpu_s_per_gib": 0.4, "peak_rss_mib": 100, "round": 0, "seq": 1}
+        r.update(kw)
+        return r
+
+    def test_machine_columns(self):
+        rows = [self.row("bucketfs", 2000, machine_cpu_s_per_gib=1.234, machine_idle=0.05,
+                         procs_cpu_s_per_gib=0.987),
+                self.row("direct", 4000, seq=2)]
+        text = bench.table(rows)
+        header = text.splitlines()[0]
+        self.assertIn("mach s/GiB", header)
+        self.assertIn("all s/GiB", header)
+        self.assertIn("idle", header)
+        lines = [line.split() for line in text.splitlines()[2:]]
+        bucketfs = " ".join(next(f for f in lines if f[1] == "bucketfs")) + " "
+        self.assertIn(" 0.99 1.23 ", bucketfs)
+        self.assertIn(" 5% ", bucketfs)
+        direct = next(f for f in lines if f[1] == "direct")
+        self.assertEqual(direct[-4:-1], ["-", "-", "-"])  # not measured: dashes
+
+    def test_base_target_gets_its_rounds_line(self):
+        rows = [self.row("base", 1000, seq=1), self.row("direct", 4000, seq=2),
+                self.row("bucketfs", 3000, seq=3),
+                self.row("base", 2000, seq=6, round=1), self.row("direct", 4000, seq=5, round=1),
+                self.row("bucketfs", 3600, seq=4, round=1)]
+        text = bench.table(rows)
+        self.assertIn("seq1 cold: base / direct round 0 (base first) 0.25; "
+                      "round 1 (direct first) 0.50; mean over rounds 0.38", text)
+        self.assertIn("seq1 cold: bucketfs / direct round 0 (direct first) 0.75; "
+                      "round 1 (bucketfs first) 0.90; mean over rounds 0.82", text)
+
+
+if __name__ == "__main__":
+    unittest.main()
