@@ -23,11 +23,13 @@ void FilledParts::Write(int i, uint64_t offset, std::span<const std::byte> data)
     if (crc32c_ && f.summed) f.crc = s3::Crc32c({bytes + f.end, offset - f.end}, f.crc);
     f.end = offset;
   }
-  std::memcpy(bytes + offset, data.data(), data.size());
-  if (offset == f.end) {
-    if (crc32c_ && f.summed) f.crc = s3::Crc32c(data, f.crc);  // still in the CPU cache
+  const std::span<std::byte> dst(bytes + offset, data.size());
+  if (offset == f.end && crc32c_ && f.summed) {
+    f.crc = s3::CopyCrc32c(dst, data, f.crc);  // summed on the way: one pass
   } else {
-    f.summed = false;  // bytes summed already changed: the sender sums the part
+    std::memcpy(dst.data(), data.data(), data.size());
+    // Bytes summed already changed: the sender sums the part.
+    if (offset != f.end) f.summed = false;
   }
   f.end = std::max(f.end, offset + data.size());
 }

@@ -3,8 +3,8 @@
 // first time (at the part's start, for a part holding bytes of the object
 // the file is built from) are assembled in a part buffer from the UploadBudget
 // (TakeFill) instead of the staging file: each write is copied straight into
-// the buffer and, while writes come in order, summed (CRC32C) while its bytes
-// are still in the CPU cache, so the part is never read back before upload.
+// the buffer and, while writes come in order, summed (CRC32C) in the same
+// pass (s3::CopyCrc32c), so the part is never read back before upload.
 // When the part goes out, Take hands the buffer to the writer, which uploads
 // it and meanwhile writes it to the staging file (StagingFile::WriteBuffered,
 // O_DIRECT where possible) for writes that may seek back into it.

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <string_view>
 #include <vector>
@@ -62,6 +63,36 @@ TEST(Crc32cTest, LongBuffersMatchTheBitwiseSum) {
     }
   }
   EXPECT_EQ(Crc32c(s.subspan(5000), Crc32c(s.first(5000))), Reference(s));
+}
+
+// CopyCrc32c: the copy is exact and the sum is Crc32c's, on both paths (one
+// lane and three), at odd alignments of either buffer, continued from a
+// prefix; bytes past the copy are left alone.
+TEST(Crc32cTest, CopyCrc32cCopiesAndSums) {
+  constexpr size_t kLongest = 3 * 24576 + 99;
+  std::vector<std::byte> src(kLongest + 8);
+  std::mt19937 rng(12);
+  for (auto& b : src) b = static_cast<std::byte>(rng());
+  const size_t lengths[] = {0, 1, 7, 8, 9, 24575, 24576, 24577, 49159, kLongest};
+  for (size_t n : lengths) {
+    for (size_t from : {size_t{0}, size_t{3}}) {
+      for (size_t to : {size_t{0}, size_t{5}}) {
+        std::vector<std::byte> dst(kLongest + 16, std::byte{0xEE});
+        const auto piece = std::span<const std::byte>(src).subspan(from, n);
+        const uint32_t sum = CopyCrc32c(std::span(dst).subspan(to, n), piece);
+        EXPECT_EQ(sum, Reference(piece)) << n << " from " << from << " to " << to;
+        EXPECT_TRUE(std::equal(piece.begin(), piece.end(), dst.begin() + to)) << n;
+        EXPECT_EQ(dst[to + n], std::byte{0xEE}) << n;
+        if (to > 0) {
+          EXPECT_EQ(dst[to - 1], std::byte{0xEE}) << n;
+        }
+      }
+    }
+  }
+  std::vector<std::byte> dst(kLongest);
+  const std::span<const std::byte> all = std::span<const std::byte>(src).first(kLongest);
+  const uint32_t head = Crc32c(all.first(1000));
+  EXPECT_EQ(CopyCrc32c(dst, all.subspan(1000), head), Reference(all));
 }
 
 TEST(Crc32cTest, HeaderValueIsBase64OfBigEndian) {
