@@ -45,12 +45,40 @@ uint64_t Load64(const unsigned char* p) {
 // daemon and the direct client sum every uploaded byte).
 constexpr size_t kLane = 8192;
 
-__attribute__((target("sse4.2"))) uint32_t OneLane(const unsigned char* p, size_t n, uint32_t c) {
+// A non-temporal store (movnti): the copy goes to memory without first
+// reading the destination's cache lines in, and without pushing the caller's
+// data out of the cache. The destination is a part buffer of many MiB that
+// is next read long after (by the upload), so keeping it cached gains
+// nothing; plain stores made the one-pass copy slower than memcpy (whose
+// large copies avoid those reads too) followed by a second pass to sum.
+__attribute__((target("sse4.2"))) void Store64(unsigned char* p, uint64_t v) {
+  _mm_stream_si64(reinterpret_cast<long long*>(p), static_cast<long long>(v));
+}
+
+// The sums below, with kCopy: each 8 bytes summed are also stored to `d`
+// (Store64); the caller orders those stores (sfence). Without it `d` is unused.
+template <bool kCopy>
+__attribute__((target("sse4.2"))) uint32_t OneLaneT(unsigned char* d, const unsigned char* p,
+                                                    size_t n, uint32_t c) {
   uint64_t c64 = c;
-  for (; n >= 8; p += 8, n -= 8) c64 = _mm_crc32_u64(c64, Load64(p));
+  for (; n >= 8; p += 8, n -= 8) {
+    const uint64_t v = Load64(p);
+    c64 = _mm_crc32_u64(c64, v);
+    if constexpr (kCopy) {
+      Store64(d, v);
+      d += 8;
+    }
+  }
   c = static_cast<uint32_t>(c64);
-  for (; n > 0; ++p, --n) c = _mm_crc32_u8(c, *p);
+  for (; n > 0; ++p, --n) {
+    if constexpr (kCopy) *d++ = *p;
+    c = _mm_crc32_u8(c, *p);
+  }
   return c;
+}
+
+uint32_t OneLane(const unsigned char* p, size_t n, uint32_t c) {
+  return OneLaneT<false>(nullptr, p, n, c);
 }
 
 // The CRC register (no pre/post inversion) is linear over GF(2) when fed
@@ -84,58 +112,12 @@ const ShiftTable& LaneShift() {
   return table;
 }
 
-__attribute__((target("sse4.2"))) uint32_t HardwareCrc(const unsigned char* p, size_t n,
-                                                       uint32_t c) {
+template <bool kCopy>
+__attribute__((target("sse4.2"))) uint32_t HardwareCrcT(unsigned char* d, const unsigned char* p,
+                                                        size_t n, uint32_t c) {
   if (n >= 3 * kLane) {
     const ShiftTable& shift = LaneShift();
     for (; n >= 3 * kLane; p += 3 * kLane, n -= 3 * kLane) {
-      uint64_t a = c, b = 0, d = 0;
-      for (size_t i = 0; i < kLane; i += 8) {
-        a = _mm_crc32_u64(a, Load64(p + i));
-        b = _mm_crc32_u64(b, Load64(p + kLane + i));
-        d = _mm_crc32_u64(d, Load64(p + 2 * kLane + i));
-      }
-      c = shift(shift(static_cast<uint32_t>(a)) ^ static_cast<uint32_t>(b)) ^
-          static_cast<uint32_t>(d);
-    }
-  }
-  return OneLane(p, n, c);
-}
-
-// A non-temporal store (movnti): the copy goes to memory without first
-// reading the destination's cache lines in, and without pushing the caller's
-// data out of the cache. The destination is a part buffer of many MiB that
-// is next read long after (by the upload), so keeping it cached gains
-// nothing; plain stores made the one-pass copy slower than memcpy (whose
-// large copies avoid those reads too) followed by a second pass to sum.
-__attribute__((target("sse4.2"))) void Store64(unsigned char* p, uint64_t v) {
-  _mm_stream_si64(reinterpret_cast<long long*>(p), static_cast<long long>(v));
-}
-
-// OneLane and HardwareCrc with the bytes stored to `d` as they are summed;
-// the stores are ordered before the caller's later ones (sfence).
-__attribute__((target("sse4.2"))) uint32_t CopyOneLane(unsigned char* d, const unsigned char* p,
-                                                       size_t n, uint32_t c) {
-  uint64_t c64 = c;
-  for (; n >= 8; p += 8, d += 8, n -= 8) {
-    const uint64_t v = Load64(p);
-    c64 = _mm_crc32_u64(c64, v);
-    Store64(d, v);
-  }
-  c = static_cast<uint32_t>(c64);
-  for (; n > 0; ++p, ++d, --n) {
-    *d = *p;
-    c = _mm_crc32_u8(c, *p);
-  }
-  _mm_sfence();
-  return c;
-}
-
-__attribute__((target("sse4.2"))) uint32_t CopyHardwareCrc(unsigned char* d, const unsigned char* p,
-                                                           size_t n, uint32_t c) {
-  if (n >= 3 * kLane) {
-    const ShiftTable& shift = LaneShift();
-    for (; n >= 3 * kLane; p += 3 * kLane, d += 3 * kLane, n -= 3 * kLane) {
       uint64_t a = c, b = 0, e = 0;
       for (size_t i = 0; i < kLane; i += 8) {
         const uint64_t va = Load64(p + i), vb = Load64(p + kLane + i),
@@ -143,15 +125,18 @@ __attribute__((target("sse4.2"))) uint32_t CopyHardwareCrc(unsigned char* d, con
         a = _mm_crc32_u64(a, va);
         b = _mm_crc32_u64(b, vb);
         e = _mm_crc32_u64(e, ve);
-        Store64(d + i, va);
-        Store64(d + kLane + i, vb);
-        Store64(d + 2 * kLane + i, ve);
+        if constexpr (kCopy) {
+          Store64(d + i, va);
+          Store64(d + kLane + i, vb);
+          Store64(d + 2 * kLane + i, ve);
+        }
       }
+      if constexpr (kCopy) d += 3 * kLane;
       c = shift(shift(static_cast<uint32_t>(a)) ^ static_cast<uint32_t>(b)) ^
           static_cast<uint32_t>(e);
     }
   }
-  return CopyOneLane(d, p, n, c);
+  return OneLaneT<kCopy>(d, p, n, c);
 }
 
 bool HasSse42() {
@@ -166,7 +151,7 @@ uint32_t Crc32c(std::span<const std::byte> data, uint32_t crc) {
   const auto* p = reinterpret_cast<const unsigned char*>(data.data());
   uint32_t c = ~crc;
 #if defined(__x86_64__)
-  if (HasSse42()) return ~HardwareCrc(p, data.size(), c);
+  if (HasSse42()) return ~HardwareCrcT<false>(nullptr, p, data.size(), c);
 #endif
   return ~TableCrc(p, data.size(), c);
 }
@@ -174,8 +159,11 @@ uint32_t Crc32c(std::span<const std::byte> data, uint32_t crc) {
 uint32_t CopyCrc32c(std::span<std::byte> dst, std::span<const std::byte> src, uint32_t crc) {
 #if defined(__x86_64__)
   if (HasSse42()) {
-    return ~CopyHardwareCrc(reinterpret_cast<unsigned char*>(dst.data()),
-                            reinterpret_cast<const unsigned char*>(src.data()), src.size(), ~crc);
+    const uint32_t c =
+        HardwareCrcT<true>(reinterpret_cast<unsigned char*>(dst.data()),
+                           reinterpret_cast<const unsigned char*>(src.data()), src.size(), ~crc);
+    _mm_sfence();  // the non-temporal stores before the caller's later ones
+    return ~c;
   }
 #endif
   if (!src.empty()) std::memcpy(dst.data(), src.data(), src.size());
