@@ -96,14 +96,33 @@ def find_bin(explicit, candidates):
 # ---------------------------------------------------------------- server ---
 
 
+def s3sim_knows(s3sim_bin, flag):
+    """Whether this s3sim has `flag` (--s3sim-bin may be an older build)."""
+    r = subprocess.run([s3sim_bin, "--help"], capture_output=True, text=True)
+    return flag in r.stdout + r.stderr
+
+
+def server_body_pool(args, jobs):
+    """s3sim's --body-pool for this run: what the largest write job uploads,
+    plus 1 GiB. s3sim keeps the buffers of deleted uploads for the next ones
+    (fresh memory is zeroed, and on these VMs faulted from the host: 2.5-5.9
+    server CPU-s per GiB, which made write figures depend on which target got
+    recycled memory); 0 (s3sim's default) when no write job runs."""
+    writes = [job_bytes(args, j) for j in jobs if JOBS[j][1] == "write"]
+    return max(writes) + GIB if writes else 0
+
+
+
 class Server:
-    def __init__(self, kind, s3sim_bin):
+    def __init__(self, kind, s3sim_bin, body_pool=0):
         self.kind = kind
         self.env = {}
         base = "s3rver" if kind == "s3rver" else "s3sim"
         args = ["bash", os.path.join(ROOT, "tests/fixtures/start-server.sh"), base, "--bucket", BUCKET]
         if kind == "s3sim-shaped":
             args += ["--ttfb-ms", "20", "--conn-mbps", "100"]
+        if base == "s3sim" and body_pool and s3sim_knows(s3sim_bin, "--body-pool"):
+            args += ["--body-pool", str(body_pool)]
         env = dict(os.environ, S3SIM_BIN=s3sim_bin)
         out = subprocess.run(args, env=env, check=True, capture_output=True, text=True).stdout
         for line in out.splitlines():
@@ -665,6 +684,21 @@ def remove_written(bins, server):
         log(f"removing write/ failed: {r.stderr.strip()[-300:]}")
 
 
+def warm_server_uploads(args, bins, server, nbytes):
+    """Uploads and deletes nbytes (16 MiB parts) before the first write run,
+    so that s3sim's body pool holds warm buffers for it: without this the
+    first target measured paid the server's fresh memory, later ones did not."""
+    objects = max(1, nbytes // args.size_bytes)
+    t0 = time.monotonic()
+    run([bins["direct"], "s3", "bench", "put", f"s3://{BUCKET}/write/server-warmup",
+         "--objects", str(objects), "--size", str(args.size_bytes), "--connections", "4",
+         "--part-size", "16M", "--endpoint-url", server.endpoint, "--force-path-style",
+         "--no-progress"], env=server.client_env())
+    remove_written(bins, server)
+    log(f"server warm-up: {objects} x {args.size_bytes} bytes uploaded and deleted in "
+        f"{time.monotonic() - t0:.1f} s")
+
+
 def prepare(args, bins, server, workdir, jobs):
     env = server.client_env()
     src = os.path.join(workdir, "source.bin")
@@ -678,6 +712,9 @@ def prepare(args, bins, server, workdir, jobs):
             put_object(bins, server, env, src, f"seq/file-{i}")
         log(f"uploaded {count} x {args.size_bytes} bytes in {time.monotonic() - t0:.1f} s")
         os.unlink(src)
+    writes = [job_bytes(args, j) for j in jobs if JOBS[j][1] == "write"]
+    if writes and server.kind != "s3rver":
+        warm_server_uploads(args, bins, server, max(writes))
     mounts = any(t in ("bucketfs", "base", "s3fs", "rclone") for t in args.target_list)
     if args.daemon_warmup_bytes > 0 and mounts and any(JOBS[j][1] == "read" for j in jobs):
         warm = os.path.join(workdir, "warm.bin")
@@ -916,7 +953,7 @@ def main():
 
     signal.signal(signal.SIGTERM, on_signal)
     try:
-        server = Server(args.server, bins["s3sim"])
+        server = Server(args.server, bins["s3sim"], server_body_pool(args, jobs))
         prepare(args, bins, server, workdir, jobs)
         # The upload leaves dirty pages (s3rver's object files, the deleted
         # source): written back during the first timed target, they slowed

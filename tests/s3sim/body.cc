@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <utility>
 
+#include "tests/s3sim/body_pool.h"
+
 namespace s3sim {
 
-Body::Body(std::string bytes) : Body(std::make_shared<const std::string>(std::move(bytes))) {}
+Body::Body(std::string bytes) : Body(BodyPool::Default().Share(std::move(bytes))) {}
 
 Body::Body(BufferPtr buffer) : Body(std::vector<BufferPtr>{std::move(buffer)}) {}
 

@@ -2,6 +2,7 @@
 // AbortMultipartUpload, ListMultipartUploads, ListParts.
 #include <pugixml.hpp>
 
+#include "tests/s3sim/body_pool.h"
 #include "tests/s3sim/crc32c.h"
 #include "tests/s3sim/handlers.h"
 #include "tests/s3sim/range.h"
@@ -28,7 +29,7 @@ HttpResponse StorePart(Store& store, const S3Request& r, int number, std::string
   part.etag = Hex(part.md5);
   part.etag.insert(0, 1, '"').push_back('"');
   part.mtime = std::time(nullptr);
-  part.data = std::make_shared<const std::string>(std::move(data));
+  part.data = BodyPool::Default().Share(std::move(data));
   std::string etag = part.etag;
   std::string sum = part.crc32c;
   if (auto err = store.PutPart(r.bucket, r.key, r.Q("uploadId"), number, std::move(part))) {

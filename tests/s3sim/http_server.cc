@@ -14,6 +14,7 @@
 #include <cstring>
 #include <thread>
 
+#include "tests/s3sim/body_pool.h"
 #include "tests/s3sim/response_writer.h"
 #include "tests/s3sim/util.h"
 
@@ -296,10 +297,11 @@ void HttpServer::ServeConnection(int fd) {
     if (chunked) {
       if (!ReadChunked(in, &req->body, config_.max_body)) break;
     } else if (content_length > 0) {
-      ResizeLargeBuffer(req->body, content_length);
+      req->body = BodyPool::Default().Take(content_length);
       if (!ReadPaced(in, req->body.data(), content_length, config_.conn_mbps)) break;
     }
     HttpResponse resp = app_->Handle(*req);
+    BodyPool::Default().Give(std::move(req->body));  // a body the handler did not keep
     if (req->method == "HEAD") resp.head_only = true;
     if (!WriteResponse(fd, resp, keep_alive, wopt)) break;
   }

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <thread>
 
+#include "tests/s3sim/body_pool.h"
 #include "tests/s3sim/faults.h"
 #include "tests/s3sim/http_server.h"
 #include "tests/s3sim/options.h"
@@ -33,6 +34,7 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
+  s3sim::BodyPool::Default().SetCapacity(opts->body_pool_bytes);
   s3sim::Store store(opts->min_part_size);
   for (const std::string& b : opts->buckets) store.CreateBucket(b);
   int threads = opts->threads > 0

@@ -25,6 +25,7 @@ Data:
   --preload B/PREFIX:COUNT:SIZE   COUNT objects PREFIXobj-00000.. of SIZE random bytes (K/M/G)
   --seed N               seed for preload data and faults (default 1)
   --min-part-size SIZE   smallest non-last multipart part (default 5M)
+  --body-pool SIZE       keep up to SIZE of freed upload buffers for reuse; 0: none (default 2G)
 Shaping:
   --ttfb-ms N            delay before the first byte of each response
   --conn-mbps N          per-connection bandwidth ceiling in MB/s (10^6 bytes/s)
@@ -108,6 +109,12 @@ std::optional<Options> ParseOptions(int argc, char** argv, std::string* message,
        [&](const std::string& v) {
          auto n = ParseSize(v);
          if (n) o.min_part_size = *n;
+         return n.has_value();
+       }},
+      {"--body-pool",
+       [&](const std::string& v) {
+         auto n = ParseSize(v);
+         if (n) o.body_pool_bytes = *n;
          return n.has_value();
        }},
       {"--ttfb-ms", [&](const std::string& v) { return to_int(v, &o.server.ttfb_ms); }},

@@ -22,7 +22,8 @@ struct Options {
   std::vector<std::string> buckets;
   std::vector<PreloadSpec> preloads;
   uint64_t min_part_size = 5ULL << 20;
-  int threads = 0;  // preload generation threads; 0 = hardware concurrency
+  uint64_t body_pool_bytes = 2ULL << 30;  // BodyPool capacity
+  int threads = 0;                        // preload generation threads; 0 = hardware concurrency
 };
 
 // Parses argv. On error or --help returns nullopt and fills *message (with
