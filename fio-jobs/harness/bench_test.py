@@ -123,5 +123,37 @@ class TableTest(unittest.TestCase):
                       "round 1 (bucketfs first) 0.90; mean over rounds 0.82", text)
 
 
+class FioRunTest(unittest.TestCase):
+    def test_stamped_copy_adds_the_prerun_to_global_only(self):
+        import tempfile
+        d = tempfile.mkdtemp()
+        path = bench.stamped_jobfile("write/seq_write_1t_1m_1g.fio", os.path.join(d, "start"))
+        with open(path) as f:
+            text = f.read()
+        with open(os.path.join(bench.JOBDIR, "write/seq_write_1t_1m_1g.fio")) as f:
+            original = f.read()
+        self.assertEqual(text.count("exec_prerun="), 1)
+        self.assertIn("[global]\nexec_prerun=sh -c 'date +%s%N >> " + d + "/start'\n", text)
+        self.assertEqual(text.replace(text.splitlines()[text.splitlines().index("[global]") + 1]
+                                      + "\n", "", 1), original)
+
+    @unittest.skipUnless(bench.shutil.which("fio"), "fio not installed")
+    def test_io_wall_time_leaves_fio_start_up_out(self):
+        # A real fio write of 8 MiB into tmpfs: the I/O takes milliseconds,
+        # fio's start-up a few hundred, so io_wall must be well below wall.
+        import tempfile
+        d = tempfile.mkdtemp(dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
+        os.makedirs(os.path.join(d, "write"))
+        env = dict(os.environ, DIR=d, SIZE=str(8 << 20), RUN_ID="t")
+        try:
+            fj, wall, io_wall = bench.fio_run("write/seq_write_1t_1m_1g.fio", env, timeout=60)
+        finally:
+            bench.shutil.rmtree(d, ignore_errors=True)
+        self.assertEqual(fj["write"]["io_bytes"], 8 << 20)
+        self.assertGreater(io_wall, 0)
+        self.assertLess(io_wall, wall)
+        self.assertLess(io_wall, wall - 0.05)
+
+
 if __name__ == "__main__":
     unittest.main()
