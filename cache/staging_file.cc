@@ -92,8 +92,13 @@ Result<std::unique_ptr<StagingFile>> StagingFile::Create(const std::string& dir,
       new StagingFile(fd, direct_fd, std::move(ops), std::move(space)));
 }
 
+void StagingFile::ReleaseSpace() {
+  if (space_ && !space_released_) space_->Sub(size_);
+  space_released_ = true;
+}
+
 StagingFile::~StagingFile() {
-  if (space_) space_->Sub(size_);
+  ReleaseSpace();
   if (direct_fd_ >= 0) ::close(direct_fd_);
   ::close(fd_);
 }

@@ -102,6 +102,10 @@ class StagingFile {
   Status Truncate(uint64_t size);
   // Highest byte offset written + 1 (or the truncated size).
   uint64_t size() const { return size_; }
+  // Gives the file's bytes back to the StagingSpace now, ahead of the
+  // destructor (which may then run later, on another thread). No Write,
+  // Reserve or Truncate may follow.
+  void ReleaseSpace();
 
  private:
   StagingFile(int fd, int direct_fd, std::shared_ptr<StagingFileOps> ops,
@@ -116,6 +120,7 @@ class StagingFile {
   const std::shared_ptr<StagingFileOps> ops_;
   const std::shared_ptr<StagingSpace> space_;
   uint64_t size_ = 0;
+  bool space_released_ = false;
   std::mutex drain_mu_;
   // Ranges given to DropCached whose pages may still be under writeback.
   std::vector<std::pair<uint64_t, uint64_t>> draining_;  // guarded by drain_mu_

@@ -144,7 +144,7 @@ class StagedWriter : public FileWriter {
       committed_ = CommitLocked();
       WaitForAllParts();
       fills_.Release();
-      staging_.reset();  // frees the disk space now, not when the handle goes
+      ReleaseStaging();  // frees the disk space now, not when the handle goes
     }
     return *committed_;
   }
@@ -155,10 +155,27 @@ class StagedWriter : public FileWriter {
     AbortLocked();
     fills_.Release();
     committed_ = Result<CommittedObject>(MakeError(ECANCELED, "Aborted", "upload aborted"));
-    staging_.reset();
+    ReleaseStaging();
   }
 
  private:
+  // Drops the staging file: its space counts as free at once, its last
+  // close runs on the runner. Closing the anonymous file makes the file
+  // system free its blocks, and that can wait on the disk: on ext4 with
+  // -o discard, 137 ms for a 1 GiB file (strace), and the fsync of a 1 GiB
+  // write spent 100-650 ms with the machine idle, 12-30% of the write's
+  // time. The upload's outcome does not depend on it, so the reply does not
+  // wait for it.
+  void ReleaseStaging() REQUIRES(mu_) {
+    if (!staging_) return;
+    staging_->ReleaseSpace();
+    if (!ctx_.runner) {
+      staging_.reset();
+      return;
+    }
+    ctx_.runner->Post([file = std::shared_ptr<cache::StagingFile>(std::move(staging_))] {});
+  }
+
   Status CheckWritable() REQUIRES(mu_) {
     if (committed_) return MakeError(EBADF, "Committed", "file already flushed to " + key_);
     if (!staging_) return MakeError(EIO, "NoStaging", "no staging file for " + key_);

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <deque>
+#include <filesystem>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -124,6 +125,40 @@ TEST_F(StagedWriterTest, FailedReadBackFailsTheWriteAfterAndCommitAborts) {
   EXPECT_EQ(client_->OpenUploads(), 0u);
   EXPECT_EQ(client_->Calls("AbortMultipartUpload"), 1);
   EXPECT_EQ(ctx_.budget->peak(), 2048u);
+}
+
+// Open descriptors of files in `dir` (a staging file is anonymous: its
+// link reads "DIR/#INODE (deleted)").
+int OpenFilesIn(const std::string& dir) {
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
+    std::error_code ec;
+    const auto target = std::filesystem::read_symlink(e.path(), ec);
+    if (!ec && target.string().rfind(dir + "/", 0) == 0) ++n;
+  }
+  return n;
+}
+
+TEST_F(StagedWriterTest, CommitReturnsBeforeTheStagingFileIsClosed) {
+  // Freeing a large staging file can wait on the disk; the upload's outcome
+  // does not depend on it, so Commit leaves the last close to the runner and
+  // counts the space free at once.
+  ctx_.staging.settle_bytes = 0;  // both parts final with the last write
+  auto runner = std::make_shared<HeldRunner>();
+  ctx_.runner = runner;
+  auto w = Make("close-later");
+  const std::string data = Pattern(2048, 13);  // two whole parts
+  ASSERT_TRUE(w->Write(0, Bytes(data)).ok());
+  ASSERT_EQ(runner->Held(), 2u);
+  runner->RunHeld(/*keep_holding=*/true);  // both sent; Commit only completes
+  ASSERT_GT(OpenFilesIn(ctx_.staging.dir), 0);
+  ASSERT_TRUE(w->Commit().ok());
+  EXPECT_EQ(client_->Data(kBucket, "close-later"), data);
+  EXPECT_EQ(ctx_.space->used(), 0u);
+  EXPECT_GT(OpenFilesIn(ctx_.staging.dir), 0);  // still open: its close is queued
+  EXPECT_EQ(runner->Held(), 1u);
+  runner->RunHeld(/*keep_holding=*/false);
+  EXPECT_EQ(OpenFilesIn(ctx_.staging.dir), 0);
 }
 
 TEST_F(StagedWriterTest, DestroyWaitsForPartsStillBeingPrepared) {
