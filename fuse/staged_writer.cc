@@ -41,6 +41,7 @@ struct PartState {
   std::string etag;
   std::string crc32c;            // sent with `etag`'s upload (kCrc32c uploads)
   bool staging_pending = false;  // filled in memory, being written to the staging file
+  bool staging_cut = false;      // that write was cut short by Commit: not in the file
 };
 
 // A part on its way: the buffer is given back when both the upload and (for
@@ -67,6 +68,7 @@ class StagedWriter : public FileWriter {
 
   ~StagedWriter() override {
     std::lock_guard lock(mu_);
+    cut_staging_.store(true, std::memory_order_release);  // nothing reads it again
     if (!committed_) AbortLocked();
     WaitForAllParts();  // completions must not outlive this object
     fills_.Release();
@@ -152,6 +154,7 @@ class StagedWriter : public FileWriter {
   void Abort() override {
     std::lock_guard lock(mu_);
     if (committed_) return;
+    cut_staging_.store(true, std::memory_order_release);  // nothing reads it again
     AbortLocked();
     fills_.Release();
     committed_ = Result<CommittedObject>(MakeError(ECANCELED, "Aborted", "upload aborted"));
@@ -396,6 +399,12 @@ class StagedWriter : public FileWriter {
     // The part's base bytes past its in-order run, if still deferred (a
     // part filled in memory is spilled to the staging file then).
     if (Status s = Materialize(i); !s.ok()) return s;
+    if (!fills_.Has(i) && StagingCut(i)) {
+      // Its bytes were in memory only and are gone: a part goes again only
+      // when a write changes it, and none can after Commit cut its staging.
+      return MakeError(EIO, "StagingCut",
+                       "part " + std::to_string(i + 1) + " of " + key_ + " is no longer staged");
+    }
     if (fills_.Has(i)) {
       FilledParts::Sent sent = fills_.Take(i, len);
       job->body = std::move(sent.body);
@@ -457,18 +466,43 @@ class StagedWriter : public FileWriter {
         p, job->body.bytes(),
         [this, job, i, gen](Result<s3::UploadPartResult> r) { PartDone(*job, i, gen, r); });
     if (!stage) return;
-    Status s = staging.WriteBuffered(start, job->body.bytes());
-    Unuse(*job);
-    StagingDone(i, s);  // the last touch of `this`
+    auto write = [this, &staging, job, i, start] { StageFilled(staging, job, i, start); };
+    if (ctx_.stager) {
+      ctx_.stager->Post(std::move(write));
+    } else {
+      write();
+    }
   }
 
-  // The staging write of part `i` (filled in memory) ended.
-  void StagingDone(int i, const Status& s) {
+  // On the stager: writes part `i` (filled in memory) to the staging file,
+  // piece by piece, until Commit (or Abort) says nothing will read it again.
+  void StageFilled(cache::StagingFile& staging, const std::shared_ptr<Sending>& job, int i,
+                   uint64_t start) {
+    const std::span<std::byte> bytes = job->body.bytes();
+    const uint64_t piece = std::max<uint64_t>(ctx_.staging.stage_piece, 1);
+    Status s = Status::Ok();
+    bool cut = false;
+    for (uint64_t off = 0; off < bytes.size() && s.ok(); off += piece) {
+      if (cut_staging_.load(std::memory_order_acquire)) {
+        cut = true;
+        break;
+      }
+      s = staging.WriteBuffered(start + off,
+                                bytes.subspan(off, std::min<uint64_t>(piece, bytes.size() - off)));
+    }
+    Unuse(*job);
+    StagingDone(i, s, cut);  // the last touch of `this`
+  }
+
+  // The staging write of part `i` (filled in memory) ended; `cut`: before
+  // all of it was written.
+  void StagingDone(int i, const Status& s, bool cut) {
     if (!s.ok()) {
       spdlog::warn("staging part {} of s3://{}/{}: {}", i + 1, bucket_, key_, s.error().ToString());
     }
     std::lock_guard done(done_mu_);
     parts_[i].staging_pending = false;
+    parts_[i].staging_cut = cut;
     if (!s.ok() && !first_error_) first_error_ = s.error();
     --staging_writes_;
     cv_.notify_all();
@@ -585,6 +619,11 @@ class StagedWriter : public FileWriter {
       std::lock_guard done(done_mu_);
       Touch(i);
     }
+    // From here on no part is read from the staging file unless it is
+    // pending now: a part sent before goes again only when a write changes
+    // it (none can come) or its upload fails (that fails the commit). So
+    // staging writes not yet done are dropped rather than waited for.
+    cut_staging_.store(true, std::memory_order_release);
     // A part changed while on the wire comes back to pending_ when that
     // upload ends: pump until every part below n is clean or one failed.
     for (;;) {
@@ -675,6 +714,11 @@ class StagedWriter : public FileWriter {
     cv_.wait(done, [&] { return in_flight_ == 0 && staging_writes_ == 0; });
   }
 
+  bool StagingCut(int i) {
+    std::lock_guard done(done_mu_);
+    return static_cast<size_t>(i) < parts_.size() && parts_[i].staging_cut;
+  }
+
   std::optional<Error> StickyError() {
     std::lock_guard done(done_mu_);
     return first_error_;
@@ -714,6 +758,9 @@ class StagedWriter : public FileWriter {
   bool copy_unsupported_ GUARDED_BY(mu_) = false;  // the store answered 501 to UploadPartCopy
   std::optional<Result<CommittedObject>> committed_ GUARDED_BY(mu_);
   FilledParts fills_ GUARDED_BY(mu_);  // parts filled in memory, not yet sent
+  // Set once nothing will read the staging file for parts already sent:
+  // their staging writes stop at the next piece (StageFilled).
+  std::atomic<bool> cut_staging_{false};
 
   std::mutex done_mu_;
   std::condition_variable cv_;

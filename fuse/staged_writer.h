@@ -15,6 +15,10 @@
 //   later write that seeks back into the part (zipfile, torch.save) finds it
 //   there; such a write waits until that staging write is done. A part
 //   uploaded at commit is not staged at all (nothing can change it any more).
+//   Staging writes run on their own runner (StagingContext::stager), so the
+//   upload of the next part never queues behind a disk write, and in pieces:
+//   once Commit has sent its last parts, what is not yet staged is dropped
+//   (no write can come back to it), so close() does not wait for the disk.
 //   Fill buffers come from the budget (TakeFill) and fall back to the staging
 //   file when they would pass half of it. The buffers: fuse/filled_parts.h.
 // - A part is "final" once the end of the latest write is past its end (by a
@@ -82,6 +86,7 @@ struct StagingOptions {
   uint64_t settle_bytes = 4ull << 20;          // how far past a part the writer must be
   int prepare_threads = 2;                     // WorkerPool threads that prepare parts
   bool fill_in_memory = true;                  // parts after the first (see above)
+  uint64_t stage_piece = 4ull << 20;           // staging writes of filled parts, per piece
   std::shared_ptr<cache::StagingFileOps> ops;  // tests inject faults here
 };
 
@@ -95,6 +100,9 @@ struct StagingContext {
   // Prepares parts for upload; null: on the thread that starts the part
   // (tests that want every upload started when Write returns).
   std::shared_ptr<TaskRunner> runner;
+  // Writes parts filled in memory to the staging file while they upload;
+  // null: on the thread that sends the part, after starting its upload.
+  std::shared_ptr<TaskRunner> stager;
   // Set once the store has answered an UploadPartCopy into a CRC32C upload
   // without the part's CRC32C (see "Over a base object" above); null: each
   // writer learns it for itself.

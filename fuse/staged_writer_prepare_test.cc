@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <deque>
 #include <filesystem>
 #include <functional>
@@ -71,6 +73,95 @@ class FaultyReadOps : public cache::StagingFileOps {
   }
   std::atomic<int> fail_errno{0};
 };
+
+// Holds every pwrite at or past `from` until Release; counts them.
+class StuckDiskOps : public cache::StagingFileOps {
+ public:
+  explicit StuckDiskOps(off_t from) : from_(from) {}
+  ssize_t PWrite(int fd, const void* buf, size_t n, off_t offset) override {
+    if (offset >= from_) {
+      std::unique_lock lock(mu_);
+      ++calls_;
+      bytes_ += n;
+      cv_.wait(lock, [&] { return released_; });
+    }
+    return StagingFileOps::PWrite(fd, buf, n, offset);
+  }
+  void Release() {
+    std::lock_guard lock(mu_);
+    released_ = true;
+    cv_.notify_all();
+  }
+  size_t bytes() {
+    std::lock_guard lock(mu_);
+    return bytes_;
+  }
+  int calls() {
+    std::lock_guard lock(mu_);
+    return calls_;
+  }
+
+ private:
+  const off_t from_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool released_ = false;
+  int calls_ = 0;
+  size_t bytes_ = 0;
+};
+
+// Polls `done` for up to 10 s.
+bool Eventually(const std::function<bool()>& done) {
+  for (int i = 0; i < 10000; ++i) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return done();
+}
+
+TEST_F(StagedWriterTest, PartsUploadWhileTheirStagingWritesWaitOnTheDisk) {
+  // With 4 writers, the runner's threads spent their time in staging writes
+  // while the next parts waited to start: staging has its own runner.
+  auto ops = std::make_shared<StuckDiskOps>(/*from=*/1024);  // every filled part's write
+  ctx_.staging.ops = ops;
+  ctx_.runner = std::make_shared<WorkerPool>(1);
+  ctx_.stager = std::make_shared<WorkerPool>(1);
+  ctx_.writer.max_parts_in_flight = 8;
+  auto w = Make("stuck-disk");
+  const std::string data = Pattern(4096, 14);
+  ASSERT_TRUE(w->Write(0, Bytes(data)).ok());  // part 0 staged, 1-3 filled; all final
+  EXPECT_TRUE(Eventually([&] { return client_->Calls("UploadPart") == 4; }))
+      << client_->Calls("UploadPart") << " parts uploaded while the disk was stuck";
+  EXPECT_EQ(ops->calls(), 1);  // the stager is stuck in part 1's write
+  ops->Release();
+  ASSERT_TRUE(w->Commit().ok());
+  EXPECT_EQ(client_->Data(kBucket, "stuck-disk"), data);
+}
+
+TEST_F(StagedWriterTest, CommitDropsStagingWritesThatNothingWillRead) {
+  // Once Commit has sent the last parts, no write can come back to a part
+  // already sent, so its staging write stops at the next piece instead of
+  // keeping close() waiting for the disk.
+  auto ops = std::make_shared<StuckDiskOps>(/*from=*/1024);
+  ctx_.staging.ops = ops;
+  ctx_.staging.stage_piece = 256;  // part 1 is staged in four pieces
+  ctx_.stager = std::make_shared<WorkerPool>(1);
+  auto w = Make("cut");
+  const std::string data = Pattern(3000, 15);
+  ASSERT_TRUE(w->Write(0, Bytes(data)).ok());  // parts 0 and 1 sent; part 1 being staged
+  ASSERT_TRUE(Eventually([&] { return ops->calls() == 1; }));
+  ASSERT_EQ(client_->Calls("UploadPart"), 2);
+  Result<CommittedObject> committed = MakeError(EIO, "NotYet", "commit did not run");
+  std::thread commit([&] { committed = w->Commit(); });
+  // Commit sends part 2 after it has cut the staging writes.
+  EXPECT_TRUE(Eventually([&] { return client_->Calls("UploadPart") == 3; }));
+  ops->Release();
+  commit.join();
+  ASSERT_TRUE(committed.ok()) << committed.error().ToString();
+  EXPECT_EQ(client_->Data(kBucket, "cut"), data);
+  EXPECT_EQ(ops->bytes(), 256u);  // the piece under way, not the rest of part 1
+  EXPECT_EQ(ctx_.budget->used(), 0u);
+}
 
 TEST_F(StagedWriterTest, WriteReturnsBeforeThePartIsReadBackAndSent) {
   ctx_.staging.fill_in_memory = false;  // parts read back from the staging file
