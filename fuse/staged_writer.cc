@@ -490,6 +490,14 @@ class StagedWriter : public FileWriter {
       s = staging.WriteBuffered(start + off,
                                 bytes.subspan(off, std::min<uint64_t>(piece, bytes.size() - off)));
     }
+    // A piece that failed once Commit had cut the staging is not an error:
+    // nothing will read it (the upload's outcome stands, ENOSPC or not).
+    if (!s.ok() && cut_staging_.load(std::memory_order_acquire)) {
+      spdlog::info("staging part {} of s3://{}/{} after the commit: {} (not needed)", i + 1,
+                   bucket_, key_, s.error().ToString());
+      s = Status::Ok();
+      cut = true;
+    }
     Unuse(*job);
     StagingDone(i, s, cut);  // the last touch of `this`
   }

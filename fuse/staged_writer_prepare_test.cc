@@ -85,7 +85,16 @@ class StuckDiskOps : public cache::StagingFileOps {
       bytes_ += n;
       cv_.wait(lock, [&] { return released_; });
     }
+    if (offset >= from_ && fail_errno_ != 0) {
+      errno = fail_errno_;
+      return -1;
+    }
     return StagingFileOps::PWrite(fd, buf, n, offset);
+  }
+  // Released writes fail with `e` (0: they succeed).
+  void FailWith(int e) {
+    std::lock_guard lock(mu_);
+    fail_errno_ = e;
   }
   void Release() {
     std::lock_guard lock(mu_);
@@ -106,6 +115,7 @@ class StuckDiskOps : public cache::StagingFileOps {
   std::mutex mu_;
   std::condition_variable cv_;
   bool released_ = false;
+  int fail_errno_ = 0;
   int calls_ = 0;
   size_t bytes_ = 0;
 };
@@ -161,6 +171,27 @@ TEST_F(StagedWriterTest, CommitDropsStagingWritesThatNothingWillRead) {
   EXPECT_EQ(client_->Data(kBucket, "cut"), data);
   EXPECT_EQ(ops->bytes(), 256u);  // the piece under way, not the rest of part 1
   EXPECT_EQ(ctx_.budget->used(), 0u);
+}
+
+TEST_F(StagedWriterTest, StagingWriteFailingAfterTheCutDoesNotFailTheCommit) {
+  // The disk fills while the last parts upload: the staging write that then
+  // fails was needed by nothing, and the object is whole.
+  auto ops = std::make_shared<StuckDiskOps>(/*from=*/1024);
+  ctx_.staging.ops = ops;
+  ctx_.staging.stage_piece = 256;
+  ctx_.stager = std::make_shared<WorkerPool>(1);
+  auto w = Make("full-disk-late");
+  const std::string data = Pattern(3000, 16);
+  ASSERT_TRUE(w->Write(0, Bytes(data)).ok());
+  ASSERT_TRUE(Eventually([&] { return ops->calls() == 1; }));
+  Result<CommittedObject> committed = MakeError(EIO, "NotYet", "commit did not run");
+  std::thread commit([&] { committed = w->Commit(); });
+  EXPECT_TRUE(Eventually([&] { return client_->Calls("UploadPart") == 3; }));
+  ops->FailWith(ENOSPC);
+  ops->Release();
+  commit.join();
+  ASSERT_TRUE(committed.ok()) << committed.error().ToString();
+  EXPECT_EQ(client_->Data(kBucket, "full-disk-late"), data);
 }
 
 TEST_F(StagedWriterTest, WriteReturnsBeforeThePartIsReadBackAndSent) {
