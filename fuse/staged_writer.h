@@ -80,13 +80,17 @@
 namespace bucketfs::fs {
 
 struct StagingOptions {
-  std::string dir;                             // staging directory (created 0700)
-  uint64_t memory_budget = 256ull << 20;       // part buffers in flight, all writers
-  uint64_t disk_limit = 0;                     // staging bytes of all writers; 0 = no limit
-  uint64_t settle_bytes = 4ull << 20;          // how far past a part the writer must be
-  int prepare_threads = 2;                     // WorkerPool threads that prepare parts
-  bool fill_in_memory = true;                  // parts after the first (see above)
-  uint64_t stage_piece = 4ull << 20;           // staging writes of filled parts, per piece
+  std::string dir;                        // staging directory (created 0700)
+  uint64_t memory_budget = 256ull << 20;  // part buffers in flight, all writers
+  uint64_t disk_limit = 0;                // staging bytes of all writers; 0 = no limit
+  uint64_t settle_bytes = 4ull << 20;     // how far past a part the writer must be
+  int prepare_threads = 2;                // WorkerPool threads that prepare parts
+  bool fill_in_memory = true;             // parts after the first (see above)
+  // Staging writes of filled parts go in pieces of this size; Commit's cut
+  // stops a part's write between pieces. 4 MiB pieces cost 2-4% more daemon
+  // CPU than 16 MiB ones in a 1 GiB fio write (A/B, 5 rounds), so by default
+  // a 16 MiB part goes whole and the cut drops only writes not yet started.
+  uint64_t stage_piece = 16ull << 20;
   std::shared_ptr<cache::StagingFileOps> ops;  // tests inject faults here
 };
 
