@@ -107,6 +107,9 @@ struct StagingContext {
   // Writes parts filled in memory to the staging file while they upload;
   // null: on the thread that sends the part, after starting its upload.
   std::shared_ptr<TaskRunner> stager;
+  // Closes staging files once their writer is done (freeing a large file's
+  // blocks can wait on the disk); null: the runner, or at once without one.
+  std::shared_ptr<TaskRunner> closer;
   // Set once the store has answered an UploadPartCopy into a CRC32C upload
   // without the part's CRC32C (see "Over a base object" above); null: each
   // writer learns it for itself.

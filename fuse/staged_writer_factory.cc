@@ -45,6 +45,8 @@ std::shared_ptr<FileWriterFactory> MakeStagedWriterFactory(std::shared_ptr<s3::O
   // next part's upload (with 4 writers, the runner's threads spent their
   // time in O_DIRECT staging writes while parts waited to start).
   ctx.stager = std::make_shared<WorkerPool>(staging.prepare_threads);
+  // One thread: closes may wait on the disk, and nothing waits for them.
+  ctx.closer = std::make_shared<WorkerPool>(1);
   ctx.copies_unsummed = std::make_shared<std::atomic<bool>>(false);
   ctx.staging = std::move(staging);
   return std::make_shared<StagedWriterFactory>(std::move(ctx));

@@ -283,6 +283,27 @@ TEST_F(StagedWriterTest, CommitReturnsBeforeTheStagingFileIsClosed) {
   EXPECT_EQ(OpenFilesIn(ctx_.staging.dir), 0);
 }
 
+TEST_F(StagedWriterTest, StagingFileIsClosedOnTheCloserNotTheRunner) {
+  // A close that waits on the disk (ext4 discard) must not hold up the
+  // runner, which sends the other files' parts.
+  ctx_.staging.settle_bytes = 0;
+  auto runner = std::make_shared<HeldRunner>();
+  auto closer = std::make_shared<HeldRunner>();
+  ctx_.runner = runner;
+  ctx_.closer = closer;
+  auto w = Make("closer");
+  const std::string data = Pattern(2048, 17);
+  ASSERT_TRUE(w->Write(0, Bytes(data)).ok());
+  runner->RunHeld(/*keep_holding=*/true);
+  ASSERT_TRUE(w->Commit().ok());
+  EXPECT_EQ(client_->Data(kBucket, "closer"), data);
+  EXPECT_EQ(runner->Held(), 0u);
+  EXPECT_EQ(closer->Held(), 1u);
+  EXPECT_GT(OpenFilesIn(ctx_.staging.dir), 0);
+  closer->RunHeld(/*keep_holding=*/false);
+  EXPECT_EQ(OpenFilesIn(ctx_.staging.dir), 0);
+}
+
 TEST_F(StagedWriterTest, DestroyWaitsForPartsStillBeingPrepared) {
   // Tasks still queued on the pool when the writer goes must not outlive it
   // (ASan reports a task touching a destroyed writer).
