@@ -59,7 +59,7 @@ class StagedWriter : public FileWriter {
         layout_(context.writer.part_size),
         bucket_(std::move(bucket)),
         key_(std::move(key)),
-        staging_(std::move(staging)),
+        staging_(std::shared_ptr<cache::StagingFile>(std::move(staging))),
         base_(std::move(base)),
         checksum_(context.writer.checksum),
         fills_(context.budget, context.writer.checksum == s3::BodyChecksum::kCrc32c) {
@@ -144,7 +144,7 @@ class StagedWriter : public FileWriter {
     std::lock_guard lock(mu_);
     if (!committed_) {
       committed_ = CommitLocked();
-      WaitForAllParts();
+      WaitForUploads();  // staging writes under way end on their own (the destructor waits)
       fills_.Release();
       ReleaseStaging();  // frees the disk space now, not when the handle goes
     }
@@ -179,7 +179,7 @@ class StagedWriter : public FileWriter {
       staging_.reset();
       return;
     }
-    closer->Post([file = std::shared_ptr<cache::StagingFile>(std::move(staging_))] {});
+    closer->Post([file = std::move(staging_)] {});
   }
 
   Status CheckWritable() REQUIRES(mu_) {
@@ -437,13 +437,12 @@ class StagedWriter : public FileWriter {
     p.upload_id = upload_id_;
     p.part_number = i + 1;
     p.checksum = checksum_;
-    // The staging file outlives the task: it is dropped only after
-    // WaitForAllParts, and the task counts in in_flight_ (and
-    // staging_writes_) until it ends.
-    auto task = [this, staging = staging_.get(), job, p = std::move(p), i, gen, start, from_memory,
-                 stage, sum] {
+    // The task counts in in_flight_ (and staging_writes_) until it ends,
+    // and shares the staging file: a staging write may outlive Commit.
+    auto task = [this, staging = staging_, job, p = std::move(p), i, gen, start, from_memory, stage,
+                 sum] {
       if (from_memory) {
-        SendFilled(*staging, job, p, i, gen, start, stage, sum);
+        SendFilled(staging, job, p, i, gen, start, stage, sum);
       } else {
         SendPart(*staging, job, p, i, gen, start);
       }
@@ -459,9 +458,9 @@ class StagedWriter : public FileWriter {
   // On the runner, for a part filled in memory: sums it unless that was done
   // as it was written, hands it to the upload and, meanwhile, writes it to
   // the staging file (`stage`) for writes that may come back to it.
-  void SendFilled(cache::StagingFile& staging, const std::shared_ptr<Sending>& job,
-                  s3::UploadPartParams p, int i, uint64_t gen, uint64_t start, bool stage,
-                  std::optional<uint32_t> sum) {
+  void SendFilled(const std::shared_ptr<cache::StagingFile>& staging,
+                  const std::shared_ptr<Sending>& job, s3::UploadPartParams p, int i, uint64_t gen,
+                  uint64_t start, bool stage, std::optional<uint32_t> sum) {
     if (p.checksum == s3::BodyChecksum::kCrc32c) {
       p.crc32c = s3::Crc32cToBase64(sum ? *sum : s3::Crc32c(job->body.bytes()));
     }
@@ -469,7 +468,7 @@ class StagedWriter : public FileWriter {
         p, job->body.bytes(),
         [this, job, i, gen](Result<s3::UploadPartResult> r) { PartDone(*job, i, gen, r); });
     if (!stage) return;
-    auto write = [this, &staging, job, i, start] { StageFilled(staging, job, i, start); };
+    auto write = [this, staging, job, i, start] { StageFilled(*staging, job, i, start); };
     if (ctx_.stager) {
       ctx_.stager->Post(std::move(write));
     } else {
@@ -633,13 +632,14 @@ class StagedWriter : public FileWriter {
     // From here on no part is read from the staging file unless it is
     // pending now: a part sent before goes again only when a write changes
     // it (none can come) or its upload fails (that fails the commit). So
-    // staging writes not yet done are dropped rather than waited for.
+    // staging writes not yet done are dropped, and the one under way is not
+    // waited for: close() waits for the upload, not for the disk.
     cut_staging_.store(true, std::memory_order_release);
     // A part changed while on the wire comes back to pending_ when that
     // upload ends: pump until every part below n is clean or one failed.
     for (;;) {
       if (Status s = Pump(true, n); !s.ok()) return Abandon(s.error());
-      WaitForAllParts();
+      WaitForUploads();
       std::lock_guard done(done_mu_);
       if (first_error_ || pending_.empty() || *pending_.begin() >= n) break;
     }
@@ -720,6 +720,11 @@ class StagedWriter : public FileWriter {
     cv_.wait(done, [&] { return staging_writes_ == 0; });
   }
 
+  void WaitForUploads() {
+    std::unique_lock done(done_mu_);
+    cv_.wait(done, [&] { return in_flight_ == 0; });
+  }
+
   void WaitForAllParts() {
     std::unique_lock done(done_mu_);
     cv_.wait(done, [&] { return in_flight_ == 0 && staging_writes_ == 0; });
@@ -759,7 +764,8 @@ class StagedWriter : public FileWriter {
   std::atomic<uint64_t> size_{0};
 
   std::mutex mu_;
-  std::unique_ptr<cache::StagingFile> staging_ GUARDED_BY(mu_);  // null once committed
+  // Null once committed; shared with staging writes that may outlive Commit.
+  std::shared_ptr<cache::StagingFile> staging_ GUARDED_BY(mu_);
   std::optional<BaseObject> base_ GUARDED_BY(mu_);
   s3::BodyChecksum checksum_ GUARDED_BY(mu_);     // of the multipart upload's parts
   bool copies_unsummed_ GUARDED_BY(mu_) = false;  // a copy came without its CRC32C

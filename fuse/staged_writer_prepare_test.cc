@@ -9,6 +9,7 @@
 #include <deque>
 #include <filesystem>
 #include <functional>
+#include <future>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -142,7 +143,8 @@ TEST_F(StagedWriterTest, PartsUploadWhileTheirStagingWritesWaitOnTheDisk) {
   ASSERT_TRUE(w->Write(0, Bytes(data)).ok());  // part 0 staged, 1-3 filled; all final
   EXPECT_TRUE(Eventually([&] { return client_->Calls("UploadPart") == 4; }))
       << client_->Calls("UploadPart") << " parts uploaded while the disk was stuck";
-  EXPECT_EQ(ops->calls(), 1);  // the stager is stuck in part 1's write
+  EXPECT_TRUE(Eventually([&] { return ops->calls() == 1; }));  // stuck in part 1's write
+  EXPECT_EQ(client_->Calls("UploadPart"), 4);
   ops->Release();
   ASSERT_TRUE(w->Commit().ok());
   EXPECT_EQ(client_->Data(kBucket, "stuck-disk"), data);
@@ -150,8 +152,8 @@ TEST_F(StagedWriterTest, PartsUploadWhileTheirStagingWritesWaitOnTheDisk) {
 
 TEST_F(StagedWriterTest, CommitDropsStagingWritesThatNothingWillRead) {
   // Once Commit has sent the last parts, no write can come back to a part
-  // already sent, so its staging write stops at the next piece instead of
-  // keeping close() waiting for the disk.
+  // already sent: its staging write stops at the next piece, and Commit (so
+  // close()) does not wait for the disk.
   auto ops = std::make_shared<StuckDiskOps>(/*from=*/1024);
   ctx_.staging.ops = ops;
   ctx_.staging.stage_piece = 256;  // part 1 is staged in four pieces
@@ -161,14 +163,14 @@ TEST_F(StagedWriterTest, CommitDropsStagingWritesThatNothingWillRead) {
   ASSERT_TRUE(w->Write(0, Bytes(data)).ok());  // parts 0 and 1 sent; part 1 being staged
   ASSERT_TRUE(Eventually([&] { return ops->calls() == 1; }));
   ASSERT_EQ(client_->Calls("UploadPart"), 2);
-  Result<CommittedObject> committed = MakeError(EIO, "NotYet", "commit did not run");
-  std::thread commit([&] { committed = w->Commit(); });
-  // Commit sends part 2 after it has cut the staging writes.
-  EXPECT_TRUE(Eventually([&] { return client_->Calls("UploadPart") == 3; }));
+  auto committed = std::async(std::launch::async, [&] { return w->Commit(); });
+  const bool returned = committed.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+  EXPECT_TRUE(returned) << "Commit waited for a staging write stuck on the disk";
   ops->Release();
-  commit.join();
-  ASSERT_TRUE(committed.ok()) << committed.error().ToString();
+  auto r = committed.get();
+  ASSERT_TRUE(r.ok()) << r.error().ToString();
   EXPECT_EQ(client_->Data(kBucket, "cut"), data);
+  w.reset();                      // waits for the staging write under way
   EXPECT_EQ(ops->bytes(), 256u);  // the piece under way, not the rest of part 1
   EXPECT_EQ(ctx_.budget->used(), 0u);
 }
@@ -179,18 +181,24 @@ TEST_F(StagedWriterTest, StagingWriteFailingAfterTheCutDoesNotFailTheCommit) {
   auto ops = std::make_shared<StuckDiskOps>(/*from=*/1024);
   ctx_.staging.ops = ops;
   ctx_.staging.stage_piece = 256;
-  ctx_.stager = std::make_shared<WorkerPool>(1);
+  auto stager = std::make_shared<WorkerPool>(1);
+  ctx_.stager = stager;
   auto w = Make("full-disk-late");
   const std::string data = Pattern(3000, 16);
   ASSERT_TRUE(w->Write(0, Bytes(data)).ok());
   ASSERT_TRUE(Eventually([&] { return ops->calls() == 1; }));
-  Result<CommittedObject> committed = MakeError(EIO, "NotYet", "commit did not run");
-  std::thread commit([&] { committed = w->Commit(); });
-  EXPECT_TRUE(Eventually([&] { return client_->Calls("UploadPart") == 3; }));
+  client_->hold = true;  // the last part's upload waits until the staging write failed
+  auto committed = std::async(std::launch::async, [&] { return w->Commit(); });
+  EXPECT_TRUE(Eventually([&] {
+    std::lock_guard lock(client_->mu);
+    return client_->held.size() == 1;  // part 2, sent by Commit
+  }));
   ops->FailWith(ENOSPC);
   ops->Release();
-  commit.join();
-  ASSERT_TRUE(committed.ok()) << committed.error().ToString();
+  stager->Drain();  // the failed staging write has ended
+  client_->ReleaseHeld();
+  auto r = committed.get();
+  ASSERT_TRUE(r.ok()) << r.error().ToString();
   EXPECT_EQ(client_->Data(kBucket, "full-disk-late"), data);
 }
 
