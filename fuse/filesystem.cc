@@ -19,11 +19,12 @@ Filesystem::Filesystem(std::shared_ptr<s3::ObjectClient> client, FsConfig config
     : client_(std::move(client)),
       config_(std::move(config)),
       readers_(readers ? std::move(readers) : MakeDirectReaderFactory(client_)),
-      writers_(writers ? std::move(writers)
-                       : MakeStagedWriterFactory(client_,
-                                                 WriterOptions{config_.write_part_size,
-                                                               config_.max_upload_parts_in_flight},
-                                                 DefaultStagingDir(config_.cache_dir))),
+      writers_(writers
+                   ? std::move(writers)
+                   : MakeStagedWriterFactory(
+                         client_,
+                         WriterOptions{config_.write_part_size, config_.max_upload_parts_in_flight},
+                         DefaultStagingDir(config_.cache_dir), config_.max_upload_memory)),
       mount_time_(std::chrono::system_clock::now()),
       inodes_(config_.bucket, config_.bucket.empty() ? std::string() : config_.prefix),
       meta_(CachedMetadata::Open(config_)),

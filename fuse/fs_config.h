@@ -55,8 +55,11 @@ struct FsConfig {
   // copy from the part buffer to the application; MAP_SHARED mmap fails.
   bool direct_io = false;
   uint64_t max_read_request = 1ull << 20;  // FUSE max_read/max_write
-  int max_upload_parts_in_flight = 4;      // per open file being written
-  int listing_page_size = 1000;            // ListObjectsV2 max-keys for readdir
+  int max_upload_parts_in_flight = 4;      // per open file being written (--upload-concurrency)
+  // Part buffers of every file being written together (--max-upload-memory);
+  // 0 = the writers' default (256 MiB, or two windows of parts if larger).
+  uint64_t max_upload_memory = 0;
+  int listing_page_size = 1000;  // ListObjectsV2 max-keys for readdir
 
   // --- Threads and caches
   int max_threads = 16;  // FUSE worker threads (max_idle_threads)

@@ -141,7 +141,7 @@ int RunFuseSession(std::shared_ptr<s3::ObjectClient> client, const FsConfig& con
   if (!components.writers) {  // write-back: any-offset writes staged on local disk
     components.writers = MakeStagedWriterFactory(
         client, WriterOptions{config.write_part_size, config.max_upload_parts_in_flight},
-        DefaultStagingDir(config.cache_dir));
+        DefaultStagingDir(config.cache_dir), config.max_upload_memory);
   }
   Filesystem fs(std::move(client), config, std::move(components.readers),
                 std::move(components.writers));

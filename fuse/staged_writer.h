@@ -124,9 +124,12 @@ std::unique_ptr<FileWriter> MakeStagedWriter(const StagingContext& context,
                                              std::optional<BaseObject> base = std::nullopt);
 
 // The factory the mount uses (also implements CreateFrom for a base object).
+// `memory_budget`: bytes of part buffers of all writers; 0 = 256 MiB, or
+// two windows of parts (2 x max_parts_in_flight x part_size) if larger.
 std::shared_ptr<FileWriterFactory> MakeStagedWriterFactory(std::shared_ptr<s3::ObjectClient> client,
                                                            WriterOptions options,
-                                                           std::string staging_dir);
+                                                           std::string staging_dir,
+                                                           uint64_t memory_budget = 0);
 std::shared_ptr<FileWriterFactory> MakeStagedWriterFactory(std::shared_ptr<s3::ObjectClient> client,
                                                            WriterOptions options,
                                                            StagingOptions staging);

@@ -54,12 +54,19 @@ std::shared_ptr<FileWriterFactory> MakeStagedWriterFactory(std::shared_ptr<s3::O
 
 std::shared_ptr<FileWriterFactory> MakeStagedWriterFactory(std::shared_ptr<s3::ObjectClient> client,
                                                            WriterOptions options,
-                                                           std::string staging_dir) {
+                                                           std::string staging_dir,
+                                                           uint64_t memory_budget) {
   StagingOptions staging;
   staging.dir = std::move(staging_dir);
   // Enough buffers for every writer's window, within reason.
-  staging.memory_budget = std::max<uint64_t>(
-      256ull << 20, 2ull * std::max(1, options.max_parts_in_flight) * options.part_size);
+  staging.memory_budget =
+      memory_budget != 0
+          ? memory_budget
+          : std::max<uint64_t>(256ull << 20,
+                               2ull * std::max(1, options.max_parts_in_flight) * options.part_size);
+  spdlog::info("write-back: {} MiB of part buffers, {} parts of {} MiB in flight per file",
+               std::max<uint64_t>(staging.memory_budget, 2 * options.part_size) >> 20,
+               options.max_parts_in_flight, options.part_size >> 20);
   return MakeStagedWriterFactory(std::move(client), options, std::move(staging));
 }
 

@@ -220,6 +220,23 @@ const std::vector<OptionSpec>& Specs() {
          return Status::Ok();
        },
        "SIZE of all read-ahead data (RAM/4 within 256M..4G)"},
+      {"max-upload-memory", true,
+       [](Builder& b, std::string_view v) -> Status {
+         auto size = ParseSize(v);
+         if (!size) return size.error();
+         if (*size == 0) return UsageError("must be more than 0");
+         b.opts.fs.max_upload_memory = *size;  // checked against the part size in Finish
+         return Status::Ok();
+       },
+       "SIZE of part buffers of all files being written (256M)"},
+      {"upload-concurrency", true,
+       [](Builder& b, std::string_view v) -> Status {
+         auto n = ParseInt<int>(v, "upload-concurrency", 1, 64);
+         if (!n) return n.error();
+         b.opts.fs.max_upload_parts_in_flight = *n;
+         return Status::Ok();
+       },
+       "N parts of each file being written uploaded at once (4)"},
       {"max-threads", true,
        [](Builder& b, std::string_view v) -> Status {
          auto n = ParseInt<int>(v, "max-threads", 1, 1024);
@@ -396,6 +413,12 @@ Result<MountOptions> Finish(Builder&& b) {
     return UsageError(StrCat({"option '--max-memory': ", ShowSize(o.fs.max_memory),
                               " is less than two read parts (2 x ", ShowSize(o.fs.read_part_size),
                               ", see --read-part-size)"}));
+  }
+  // A writer fills one part while another uploads.
+  if (o.fs.max_upload_memory != 0 && o.fs.max_upload_memory < 2 * o.fs.write_part_size) {
+    return UsageError(StrCat({"option '--max-upload-memory': ", ShowSize(o.fs.max_upload_memory),
+                              " is less than two upload parts (2 x ",
+                              ShowSize(o.fs.write_part_size), ", see --part-size)"}));
   }
   if (b.debug) {
     o.fuse.foreground = true;

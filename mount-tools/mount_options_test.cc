@@ -301,6 +301,37 @@ TEST(MountOptionsTest, DirectIo) {
             std::string::npos);
 }
 
+TEST(MountOptionsTest, UploadMemoryAndConcurrency) {
+  const MountOptions defaults = ParseOk({"s3://b", "/mnt"});
+  EXPECT_EQ(defaults.fs.max_upload_memory, 0u);  // the writers' default
+  EXPECT_EQ(defaults.fs.max_upload_parts_in_flight, 4);
+  EXPECT_EQ(ParseOk({"s3://b", "/mnt", "--max-upload-memory", "1G"}).fs.max_upload_memory,
+            1ull << 30);
+  EXPECT_EQ(ParseOk({"s3://b", "/mnt", "-o", "max_upload_memory=64M"}).fs.max_upload_memory,
+            64u << 20);
+  EXPECT_EQ(ParseOk({"s3://b", "/mnt", "--upload-concurrency", "8"}).fs.max_upload_parts_in_flight,
+            8);
+  EXPECT_EQ(ParseOk({"s3://b", "/mnt", "-o", "upload_concurrency=1"}).fs.max_upload_parts_in_flight,
+            1);
+  // Two parts is the least; checked whatever the order of the flags.
+  EXPECT_EQ(ParseOk({"s3://b", "/mnt", "--max-upload-memory", "10M", "--part-size", "5M"})
+                .fs.max_upload_memory,
+            10u << 20);
+  const std::string small = ParseError({"s3://b", "/mnt", "--max-upload-memory", "31M"});
+  EXPECT_NE(small.find("'--max-upload-memory': 31 MiB is less than two upload parts (2 x 16 MiB"),
+            std::string::npos)
+      << small;
+  EXPECT_NE(ParseError({"s3://b", "/mnt", "--max-upload-memory", "0"}).find("more than 0"),
+            std::string::npos);
+  EXPECT_NE(ParseError({"s3://b", "/mnt", "--upload-concurrency", "0"}).find("upload-concurrency"),
+            std::string::npos);
+  EXPECT_NE(ParseError({"s3://b", "/mnt", "--upload-concurrency", "65"}).find("upload-concurrency"),
+            std::string::npos);
+  EXPECT_NE(
+      ParseError({"s3://b", "/mnt", "--upload-concurrency", "four"}).find("upload-concurrency"),
+      std::string::npos);
+}
+
 TEST(MountOptionsTest, MaxMemory) {
   EXPECT_EQ(ParseOk({"s3://b", "/mnt"}).fs.max_memory, 0u);  // the read path's default
   EXPECT_EQ(ParseOk({"s3://b", "/mnt", "--max-memory", "512M"}).fs.max_memory, 512u << 20);
