@@ -39,6 +39,8 @@ std::shared_ptr<FileWriterFactory> MakeStagedWriterFactory(std::shared_ptr<s3::O
   // At least two parts: a part may take half (see UploadBudget::Acquire).
   ctx.budget = std::make_shared<UploadBudget>(
       std::max<uint64_t>(staging.memory_budget, 2 * options.part_size));
+  spdlog::info("write-back: {} MiB of part buffers, {} parts of {} MiB in flight per file",
+               ctx.budget->capacity() >> 20, options.max_parts_in_flight, options.part_size >> 20);
   ctx.space = std::make_shared<cache::StagingSpace>(staging.disk_limit);
   ctx.runner = std::make_shared<WorkerPool>(staging.prepare_threads);
   // Apart from the runner: a disk write that stalls must not hold up the
@@ -64,9 +66,6 @@ std::shared_ptr<FileWriterFactory> MakeStagedWriterFactory(std::shared_ptr<s3::O
           ? memory_budget
           : std::max<uint64_t>(256ull << 20,
                                2ull * std::max(1, options.max_parts_in_flight) * options.part_size);
-  spdlog::info("write-back: {} MiB of part buffers, {} parts of {} MiB in flight per file",
-               std::max<uint64_t>(staging.memory_budget, 2 * options.part_size) >> 20,
-               options.max_parts_in_flight, options.part_size >> 20);
   return MakeStagedWriterFactory(std::move(client), options, std::move(staging));
 }
 

@@ -117,6 +117,17 @@ Setter PartSize(uint64_t fs::FsConfig::*field, uint64_t min, uint64_t max) {
   };
 }
 
+// A memory budget: any size above 0 (checked against its part size in Finish).
+Setter Budget(uint64_t fs::FsConfig::*field) {
+  return [field](Builder& b, std::string_view v) -> Status {
+    auto size = ParseSize(v);
+    if (!size) return size.error();
+    if (*size == 0) return UsageError("must be more than 0");
+    b.opts.fs.*field = *size;
+    return Status::Ok();
+  };
+}
+
 const std::vector<OptionSpec>& Specs() {
   static const std::vector<OptionSpec> specs = {
       // What is mounted, and how to reach it.
@@ -211,23 +222,9 @@ const std::vector<OptionSpec>& Specs() {
        "SIZE of ranged reads (8M)"},
       {"direct-io", false, Flag(&fs::FsConfig::direct_io),
        "bypass the page cache (faster big reads; no MAP_SHARED mmap)"},
-      {"max-memory", true,
-       [](Builder& b, std::string_view v) -> Status {
-         auto size = ParseSize(v);
-         if (!size) return size.error();
-         if (*size == 0) return UsageError("must be more than 0");
-         b.opts.fs.max_memory = *size;  // checked against the read part size in Finish
-         return Status::Ok();
-       },
+      {"max-memory", true, Budget(&fs::FsConfig::max_memory),
        "SIZE of all read-ahead data (RAM/4 within 256M..4G)"},
-      {"max-upload-memory", true,
-       [](Builder& b, std::string_view v) -> Status {
-         auto size = ParseSize(v);
-         if (!size) return size.error();
-         if (*size == 0) return UsageError("must be more than 0");
-         b.opts.fs.max_upload_memory = *size;  // checked against the part size in Finish
-         return Status::Ok();
-       },
+      {"max-upload-memory", true, Budget(&fs::FsConfig::max_upload_memory),
        "SIZE of part buffers of all files being written (256M)"},
       {"upload-concurrency", true,
        [](Builder& b, std::string_view v) -> Status {
