@@ -29,6 +29,8 @@ import sys
 import tempfile
 import time
 
+from close_watch import CloseWatch
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 JOBDIR = os.path.join(ROOT, "fio-jobs")
 BUCKET = "bench"
@@ -459,11 +461,15 @@ def stamped_jobfile(jobfile, stamp):
     return path
 
 
-def fio_run(jobfile, env, timeout, extra=()):
+def fio_run(jobfile, env, timeout, extra=(), watch_dir=None):
     """Runs a job file; returns fio's first job report, the wall time of the
-    fio process, and the I/O wall time: from the first job's start (after
-    fio's start-up) to fio's exit, so it holds the I/O, fsync and close."""
+    fio process, the I/O wall time and what ended it. The I/O wall time runs
+    from the first job's start (after fio's start-up) to the last close of a
+    file written in `watch_dir` ("close": fsync and close are inside, fio's
+    exit is not; see close_watch.py), or to fio's exit ("exit") when no
+    directory is given or no close was seen."""
     t0 = time.monotonic()
+    watch = CloseWatch(watch_dir).start() if watch_dir else None
     stampdir = tempfile.mkdtemp(prefix="fio-stamp-")
     stamp = os.path.join(stampdir, "start")
     cmd = ["fio", "--output-format=json", *extra, stamped_jobfile(jobfile, stamp)]
@@ -482,17 +488,26 @@ def fio_run(jobfile, env, timeout, extra=()):
         except subprocess.TimeoutExpired:
             pass
         raise
+    finally:
+        exit_ns = time.time_ns()
+        if watch:
+            watch.stop()
     r = subprocess.CompletedProcess(cmd, p.returncode, out, err)
     wall = time.monotonic() - t0
-    end_ns = time.time_ns()
+    end_ns, end_by = exit_ns, "exit"
     try:
         with open(stamp) as f:
             starts = [int(x) for x in f.read().split()]
     except (OSError, ValueError):
         starts = []
     shutil.rmtree(stampdir, ignore_errors=True)
+    closed_ns = watch.last_close_ns() if watch else None
+    if closed_ns and starts and min(starts) < closed_ns <= end_ns:
+        end_ns, end_by = closed_ns, "close"
     io_wall = (end_ns - min(starts)) / 1e9 if starts else wall
     io_wall = min(wall, io_wall) if io_wall > 0 else wall
+    if end_by == "close":
+        log(f"fio: files closed {(exit_ns - end_ns) / 1e6:.1f} ms before fio's exit")
     text = r.stdout[r.stdout.find("{"):] if "{" in r.stdout else ""
     try:
         data = json.loads(text)
@@ -504,7 +519,7 @@ def fio_run(jobfile, env, timeout, extra=()):
                 for j in (data or {}).get("jobs", []) if j.get("error")]
         raise RuntimeError(f"fio exited {r.returncode}: {'; '.join(errs)} "
                            f"{r.stderr.strip()[-800:]}")
-    return data["jobs"][0], wall, io_wall
+    return data["jobs"][0], wall, io_wall, end_by
 
 
 def fio_timeout(args, job):
@@ -534,8 +549,9 @@ def measure_mount(args, server, bins, workdir, job, target, run_id):
                 # fio invalidates its files' page cache before a job unless told
                 # not to (invalidate=1 by default), which made "warm" a second cold run.
                 extra = ["--invalidate=0"] if mode == "warm" else []
-                fj, wall, io_wall = fio_run(jobfile, env, timeout=fio_timeout(args, job),
-                                            extra=extra)
+                fj, wall, io_wall, io_end = fio_run(
+                    jobfile, env, timeout=fio_timeout(args, job), extra=extra,
+                    watch_dir=os.path.join(m.mnt, "write") if kind == "write" else None)
             finally:
                 m.check_alive()
             cpu, mach1 = proc_cpu(m.pid) - cpu0, machine_cpu()
@@ -544,13 +560,13 @@ def measure_mount(args, server, bins, workdir, job, target, run_id):
             side = fj["write"] if kind == "write" else fj["read"]
             nbytes = side["io_bytes"]
             # Writes: bytes over the I/O wall time (from the first job's
-            # start to fio's exit), so fsync and close are inside the figure
-            # and fio's ~0.3 s start-up is not (the direct client's timer
-            # leaves its start-up out too).
+            # start to the last close of its files), so fsync and close are
+            # inside the figure and fio's ~0.3 s start-up and ~35 ms exit are
+            # not (the direct client's timer leaves its start-up and exit out too).
             mbps = nbytes / io_wall / 1e6 if kind == "write" else side["bw_bytes"] / 1e6
             rows.append({"job": job, "target": target, "mode": mode, "mb_s": mbps,
                          "iops": side.get("iops", 0), "bytes": nbytes, "wall_s": wall,
-                         "io_wall_s": io_wall,
+                         "io_wall_s": io_wall, "io_end": io_end,
                          "cpu_s": cpu, "cpu_s_per_gib": cpu / (nbytes / GIB) if nbytes else None,
                          "lat_p99_ms": side.get("clat_ns", {}).get("percentile", {})
                          .get("99.000000", 0) / 1e6, "prewarm_mb_s": warm_rate,

@@ -146,13 +146,70 @@ class FioRunTest(unittest.TestCase):
         os.makedirs(os.path.join(d, "write"))
         env = dict(os.environ, DIR=d, SIZE=str(8 << 20), RUN_ID="t")
         try:
-            fj, wall, io_wall = bench.fio_run("write/seq_write_1t_1m_1g.fio", env, timeout=60)
+            fj, wall, io_wall, io_end = bench.fio_run("write/seq_write_1t_1m_1g.fio", env,
+                                                      timeout=60)
+            _, wall2, io_wall2, io_end2 = bench.fio_run(
+                "write/seq_write_1t_1m_1g.fio", dict(env, RUN_ID="u"), timeout=60,
+                watch_dir=os.path.join(d, "write"))
         finally:
             bench.shutil.rmtree(d, ignore_errors=True)
         self.assertEqual(fj["write"]["io_bytes"], 8 << 20)
+        self.assertEqual(io_end, "exit")
         self.assertGreater(io_wall, 0)
         self.assertLess(io_wall, wall)
         self.assertLess(io_wall, wall - 0.05)
+        # Ended by the close of w1-u: fio's exit (the parent reaping its job
+        # process, printing, freeing shared memory) comes after it.
+        self.assertEqual(io_end2, "close")
+        self.assertGreater(io_wall2, 0)
+        self.assertLess(io_wall2, wall2 - 0.05)
+
+
+class CloseWatchTest(unittest.TestCase):
+    def setUp(self):
+        import tempfile
+        self.dir = tempfile.mkdtemp()
+
+    def tearDown(self):
+        bench.shutil.rmtree(self.dir, ignore_errors=True)
+
+    def test_stamps_the_close_not_the_writer_s_exit(self):
+        # A writer that closes its file, then lingers 0.4 s before exiting.
+        import subprocess
+        import time
+        from close_watch import CloseWatch
+        path = os.path.join(self.dir, "f")
+        code = (f"f = open({path!r}, 'wb'); f.write(b'x' * 4096); f.close(); "
+                "import time; time.sleep(0.4)")
+        w = CloseWatch(self.dir).start()
+        t0 = time.time_ns()
+        subprocess.run([sys.executable, "-c", code], check=True)
+        t1 = time.time_ns()
+        w.stop()
+        self.assertIsNone(w.error)
+        self.assertEqual(list(w.closes), ["f"])
+        self.assertGreater(w.last_close_ns(), t0)
+        self.assertLess(w.last_close_ns(), t1 - 300_000_000)
+
+    def test_reads_are_not_closes_of_written_files(self):
+        from close_watch import CloseWatch
+        path = os.path.join(self.dir, "r")
+        with open(path, "wb") as f:
+            f.write(b"y")
+        w = CloseWatch(self.dir).start()
+        with open(path, "rb") as f:
+            f.read()
+        with open(os.path.join(self.dir, "w"), "wb") as f:
+            f.write(b"z")
+        w.stop()
+        self.assertEqual(list(w.closes), ["w"])
+
+    def test_a_directory_that_cannot_be_watched_leaves_no_time(self):
+        from close_watch import CloseWatch
+        w = CloseWatch(os.path.join(self.dir, "missing")).start()
+        w.stop()
+        self.assertIn("No such file", w.error)
+        self.assertIsNone(w.last_close_ns())
 
 
 if __name__ == "__main__":
