@@ -16,6 +16,7 @@
 
 #include "fuse/filled_parts.h"
 #include "fuse/part_layout.h"
+#include "fuse/staged_part_state.h"
 #include "s3/crc32c.h"
 
 namespace bucketfs::fs {
@@ -24,32 +25,6 @@ namespace {
 constexpr uint64_t kMinCopyPart = 5ull << 20;  // S3's smallest non-last part
 // CopyPart's error for a copy into a CRC32C upload that came without the sum.
 constexpr std::string_view kCopyUnsummed = "CopyUnsummed";
-
-// Per part: what is staged vs. what S3 holds for that part number.
-struct PartState {
-  uint64_t gen = 0;           // bumped by every change of the part's bytes
-  bool touched = false;       // written (or filled) since the writer started
-  bool materialized = false;  // base bytes of this part are staged (or all overwritten)
-  // Bytes from the part's start written in order before its base bytes were
-  // fetched: a part rewritten from its start (fio or dd over an existing
-  // file without O_TRUNC) never needs the old bytes, so the fetch waits
-  // until a write leaves this run or the part must be read to be sent.
-  uint64_t prefix = 0;
-  bool in_flight = false;
-  bool has_etag = false;  // `etag` holds the bytes of generation `etag_gen`
-  uint64_t etag_gen = 0;
-  std::string etag;
-  std::string crc32c;            // sent with `etag`'s upload (kCrc32c uploads)
-  bool staging_pending = false;  // filled in memory, being written to the staging file
-  bool staging_cut = false;      // that write was cut short by Commit: not in the file
-};
-
-// A part on its way: the buffer is given back when both the upload and (for
-// a part filled in memory) its staging write are done with it.
-struct Sending {
-  PartBuffer body;
-  std::atomic<int> users{1};
-};
 
 class StagedWriter : public FileWriter {
  public:
@@ -800,19 +775,6 @@ class StagedWriter : public FileWriter {
   std::optional<Error> first_error_ GUARDED_BY(done_mu_);
 };
 
-// Stands in for a writer whose staging file could not be created.
-class FailedWriter : public FileWriter {
- public:
-  explicit FailedWriter(Error e) : error_(std::move(e)) {}
-  Status Write(uint64_t, std::span<const std::byte>) override { return error_; }
-  uint64_t size() const override { return 0; }
-  Result<CommittedObject> Commit() override { return error_; }
-  void Abort() override {}
-
- private:
-  const Error error_;
-};
-
 }  // namespace
 
 uint64_t PartSizeFor(uint64_t base, int part_number) {
@@ -821,16 +783,12 @@ uint64_t PartSizeFor(uint64_t base, int part_number) {
   return std::min(base << doublings, kMaxPart);
 }
 
-std::unique_ptr<FileWriter> MakeStagedWriter(const StagingContext& context,
-                                             const std::string& bucket, const std::string& key,
-                                             std::optional<BaseObject> base) {
-  auto staging =
-      cache::StagingFile::Create(context.staging.dir, context.staging.ops, context.space);
-  if (!staging.ok()) {
-    spdlog::error("s3://{}/{}: {}", bucket, key, staging.error().ToString());
-    return std::make_unique<FailedWriter>(staging.error());
-  }
-  return std::make_unique<StagedWriter>(context, bucket, key, std::move(*staging), std::move(base));
+std::unique_ptr<FileWriter> NewStagedWriter(const StagingContext& context, std::string bucket,
+                                            std::string key,
+                                            std::unique_ptr<cache::StagingFile> staging,
+                                            std::optional<BaseObject> base) {
+  return std::make_unique<StagedWriter>(context, std::move(bucket), std::move(key),
+                                        std::move(staging), std::move(base));
 }
 
 }  // namespace bucketfs::fs

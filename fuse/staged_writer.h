@@ -122,6 +122,11 @@ struct StagingContext {
 std::unique_ptr<FileWriter> MakeStagedWriter(const StagingContext& context,
                                              const std::string& bucket, const std::string& key,
                                              std::optional<BaseObject> base = std::nullopt);
+// MakeStagedWriter's writer once its staging file exists (staged_writer.cc).
+std::unique_ptr<FileWriter> NewStagedWriter(const StagingContext& context, std::string bucket,
+                                            std::string key,
+                                            std::unique_ptr<cache::StagingFile> staging,
+                                            std::optional<BaseObject> base);
 
 // The factory the mount uses (also implements CreateFrom for a base object).
 // `memory_budget`: bytes of part buffers of all writers; 0 = 256 MiB, or

@@ -9,6 +9,19 @@
 namespace bucketfs::fs {
 namespace {
 
+// Stands in for a writer whose staging file could not be created.
+class FailedWriter : public FileWriter {
+ public:
+  explicit FailedWriter(Error e) : error_(std::move(e)) {}
+  Status Write(uint64_t, std::span<const std::byte>) override { return error_; }
+  uint64_t size() const override { return 0; }
+  Result<CommittedObject> Commit() override { return error_; }
+  void Abort() override {}
+
+ private:
+  const Error error_;
+};
+
 class StagedWriterFactory : public FileWriterFactory {
  public:
   explicit StagedWriterFactory(StagingContext context) : ctx_(std::move(context)) {
@@ -29,6 +42,18 @@ class StagedWriterFactory : public FileWriterFactory {
 };
 
 }  // namespace
+
+std::unique_ptr<FileWriter> MakeStagedWriter(const StagingContext& context,
+                                             const std::string& bucket, const std::string& key,
+                                             std::optional<BaseObject> base) {
+  auto staging =
+      cache::StagingFile::Create(context.staging.dir, context.staging.ops, context.space);
+  if (!staging.ok()) {
+    spdlog::error("s3://{}/{}: {}", bucket, key, staging.error().ToString());
+    return std::make_unique<FailedWriter>(staging.error());
+  }
+  return NewStagedWriter(context, bucket, key, std::move(*staging), std::move(base));
+}
 
 std::shared_ptr<FileWriterFactory> MakeStagedWriterFactory(std::shared_ptr<s3::ObjectClient> client,
                                                            WriterOptions options,
