@@ -1,7 +1,8 @@
 // FilledParts: the parts of one StagedWriter (fuse/staged_writer.h) that are
-// filled in memory. Parts after the first that a file's writes reach for the
-// first time (at the part's start, for a part holding bytes of the object
-// the file is built from) are assembled in a part buffer from the UploadBudget
+// filled in memory. Parts that a file's writes reach for the first time (at
+// the part's start, for a part holding bytes of the object the file is built
+// from; the first part only from a first write of 128 KiB or more at 0, see
+// StagedWriter::CanFill) are assembled in a part buffer from the UploadBudget
 // (TakeFill) instead of the staging file: each write is copied straight into
 // the buffer and, while writes come in order, summed (CRC32C) in the same
 // pass (s3::CopyCrc32c), so the part is never read back before upload.

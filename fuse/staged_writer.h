@@ -5,9 +5,11 @@
 // application keeps writing.
 //
 // Parts and their life:
-// - Parts after the first that a file's writes reach for the first time
-//   (over a base object: at the part's start, the run that replaces its old
-//   bytes; see below) are assembled in a part buffer instead of the staging
+// - Parts that a file's writes reach for the first time (over a base
+//   object: at the part's start, the run that replaces its old bytes; see
+//   below; the first part only when the file starts with a write of 128 KiB
+//   or more: small files and small headers stay in the staging file) are
+//   assembled in a part buffer instead of the staging
 //   file ("filled in memory"): writes are copied straight into it (and summed while the bytes
 //   are in the CPU cache, when they come in order), so nothing is read back.
 //   When such a part goes out, the worker hands the buffer to the upload and
@@ -85,7 +87,7 @@ struct StagingOptions {
   uint64_t disk_limit = 0;                // staging bytes of all writers; 0 = no limit
   uint64_t settle_bytes = 4ull << 20;     // how far past a part the writer must be
   int prepare_threads = 2;                // WorkerPool threads that prepare parts
-  bool fill_in_memory = true;             // parts after the first (see above)
+  bool fill_in_memory = true;             // parts filled in memory (see above)
   // Staging writes of filled parts go in pieces of this size; Commit's cut
   // stops a part's write between pieces. 4 MiB pieces cost 2-4% more daemon
   // CPU than 16 MiB ones in a 1 GiB fio write (A/B, 5 rounds), so by default
