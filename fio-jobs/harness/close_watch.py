@@ -37,7 +37,7 @@ class CloseWatch:
         self.closes = {}  # name -> ns of its last close
         self.error = None
         self._fd = -1
-        self._stop = False
+        self._wake = None  # a pipe: stop() writes to it so the thread ends at once
         self._thread = None
 
     def start(self):
@@ -51,6 +51,7 @@ class CloseWatch:
             os.close(fd)
             return self
         self._fd = fd
+        self._wake = os.pipe()
         self._thread = threading.Thread(target=self._run, name="close-watch", daemon=True)
         self._thread.start()
         return self
@@ -58,14 +59,12 @@ class CloseWatch:
     def _run(self):
         poller = select.poll()
         poller.register(self._fd, select.POLLIN)
+        poller.register(self._wake[0], select.POLLIN)
         while True:
-            # The timeout only bounds how long stop() waits; an event wakes
-            # the poll at once.
-            ready = poller.poll(50)
+            ready = dict(poller.poll())
             now = time.time_ns()
-            if ready:
-                self._drain(now)
-            elif self._stop:
+            self._drain(now)  # on stop(): the closes queued before it, if any
+            if self._wake[0] in ready:
                 return
 
     def _drain(self, now):
@@ -88,9 +87,12 @@ class CloseWatch:
 
     def stop(self):
         """Ends the watch (events already queued are read first)."""
-        self._stop = True
         if self._thread:
+            os.write(self._wake[1], b"x")
             self._thread.join()
+            for fd in self._wake:
+                os.close(fd)
+            self._thread = None
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
