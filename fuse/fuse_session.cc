@@ -16,7 +16,6 @@
 #include "fuse/init_flags_io.h"
 #include "fuse/mount_readahead.h"
 #include "fuse/prefetch_reader.h"
-#include "fuse/staged_writer.h"
 #include "prefetch/object_client_range_source.h"
 
 namespace bucketfs::fs {
@@ -138,11 +137,7 @@ int RunFuseSession(std::shared_ptr<s3::ObjectClient> client, const FsConfig& con
     spdlog::info("read-ahead memory budget {} MiB", prefetcher->budget().limit() >> 20);
     components.readers = MakePrefetchReaderFactory(std::move(prefetcher), kReplyThreads);
   }
-  if (!components.writers) {  // write-back: any-offset writes staged on local disk
-    components.writers = MakeStagedWriterFactory(
-        client, WriterOptions{config.write_part_size, config.max_upload_parts_in_flight},
-        DefaultStagingDir(config.cache_dir), config.max_upload_memory);
-  }
+  // Null writers: the Filesystem makes its default, the staged write-back.
   Filesystem fs(std::move(client), config, std::move(components.readers),
                 std::move(components.writers));
 

@@ -117,6 +117,16 @@ Setter PartSize(uint64_t fs::FsConfig::*field, uint64_t min, uint64_t max) {
   };
 }
 
+// A count within [min, max]; `name` is the option's, for the error.
+Setter Count(int fs::FsConfig::*field, const char* name, int min, int max) {
+  return [=](Builder& b, std::string_view v) -> Status {
+    auto n = ParseInt<int>(v, name, min, max);
+    if (!n) return n.error();
+    b.opts.fs.*field = *n;
+    return Status::Ok();
+  };
+}
+
 // A memory budget: any size above 0 (checked against its part size in Finish).
 Setter Budget(uint64_t fs::FsConfig::*field) {
   return [field](Builder& b, std::string_view v) -> Status {
@@ -227,12 +237,7 @@ const std::vector<OptionSpec>& Specs() {
       {"max-upload-memory", true, Budget(&fs::FsConfig::max_upload_memory),
        "SIZE of part buffers of all files being written (256M)"},
       {"upload-concurrency", true,
-       [](Builder& b, std::string_view v) -> Status {
-         auto n = ParseInt<int>(v, "upload-concurrency", 1, 64);
-         if (!n) return n.error();
-         b.opts.fs.max_upload_parts_in_flight = *n;
-         return Status::Ok();
-       },
+       Count(&fs::FsConfig::max_upload_parts_in_flight, "upload-concurrency", 1, 64),
        "N parts of each file being written uploaded at once (4)"},
       {"max-threads", true,
        [](Builder& b, std::string_view v) -> Status {
@@ -244,12 +249,7 @@ const std::vector<OptionSpec>& Specs() {
        },
        "N FUSE worker threads (16)"},
       {"gets-on-fuse-threads", true,
-       [](Builder& b, std::string_view v) -> Status {
-         auto n = ParseInt<int>(v, "gets-on-fuse-threads", 0, 1024);
-         if (!n) return n.error();
-         b.opts.fs.gets_on_fuse_threads = *n;
-         return Status::Ok();
-       },
+       Count(&fs::FsConfig::gets_on_fuse_threads, "gets-on-fuse-threads", 0, 1024),
        "N random reads' GETs run on their own FUSE thread (0)"},
       // Process.
       {"log-level", true,
