@@ -38,46 +38,23 @@ void DirListing::AddPage(const s3::ListObjectsV2Result& page) {
                    [](const Item& a, const Item& b) { return *a.key < *b.key; });
   const auto now = std::chrono::steady_clock::now();
   for (const Item& item : items) {
-    ReleaseHeld(*item.key);
     const std::string& key = *item.key;
     if (key.size() <= prefix_.size() || key.compare(0, prefix_.size(), prefix_) != 0) continue;
     if (item.object == nullptr) {
       std::string name = key.substr(prefix_.size(), key.size() - prefix_.size() - 1);
       if (!IsValidName(name)) continue;
-      dir_names_.insert(name);
-      Emit({name, Kind::kDir, {}});
+      Emit({name, Kind::kDir, {}});  // a file "name" came first (it sorts before "name/") and won
       continue;
     }
     std::string name = key.substr(prefix_.size());
     if (!IsValidName(name)) continue;
     const s3::ObjectInfo& o = *item.object;
-    held_.push_back({name, Kind::kFile, {o.size, o.last_modified, o.etag, now}});
+    Emit({name, Kind::kFile, {o.size, o.last_modified, o.etag, now}});
   }
-  if (!items.empty()) ReleaseHeld(*items.back().key);
-  if (!page.is_truncated) Finish();
-}
-
-void DirListing::ReleaseHeld(const std::string& reached) {
-  // A held file "x" is certain once the listing reached past "x/".
-  size_t released = 0;
-  for (; released < held_.size(); ++released) {
-    ListedEntry& e = held_[released];
-    if (reached <= prefix_ + e.name + "/") break;
-    if (!dir_names_.count(e.name)) Emit(std::move(e));  // else the directory won
-  }
-  held_.erase(held_.begin(), held_.begin() + static_cast<long>(released));
-}
-
-void DirListing::Finish() {
-  for (auto& e : held_) {
-    if (!dir_names_.count(e.name)) Emit(std::move(e));
-  }
-  held_.clear();
 }
 
 void DirListing::AddLocal(ListedEntry entry) {
   if (!IsValidName(entry.name)) return;
-  if (entry.kind == Kind::kDir) dir_names_.insert(entry.name);
   Emit(std::move(entry));
 }
 

@@ -5,10 +5,9 @@
 // - A name that is empty, ".", "..", longer than 255 bytes or holding a NUL is
 //   skipped (keys with "//", "./" or "../" components, and the directory's own
 //   marker object, therefore never show).
-// - A file and a directory with the same name: the directory wins, the file
-//   is hidden. Because "x" sorts before "x/" with other keys possibly between
-//   them, a file is held back until a later key proves no "x/" follows (or the
-//   listing ends).
+// - A file and a directory with the same name: the file wins, the directory
+//   is hidden (a lookup that finds the object need not wait for a LIST). The
+//   key "x" sorts before every "x/..." key, so the file always comes first.
 // - A name appears at most once.
 #pragma once
 
@@ -40,8 +39,6 @@ class DirListing {
 
   // Adds one page; entries that became certain are appended to entries().
   void AddPage(const s3::ListObjectsV2Result& page);
-  // The listing is complete: releases every held-back file.
-  void Finish();
   // Adds an entry from outside S3 (a local directory, a file being written)
   // unless the name is already taken.
   void AddLocal(ListedEntry entry);
@@ -57,19 +54,14 @@ class DirListing {
 
  private:
   void Emit(ListedEntry entry);
-  // Emits, in order, the held files "x" for which `reached` > "x/" (a
-  // directory "x/" can no longer follow), dropping those a directory hides.
-  void ReleaseHeld(const std::string& reached);
 
   std::string prefix_;
   std::vector<ListedEntry> entries_;
-  std::vector<ListedEntry> held_;  // files that a later "name/" could hide
   // Names of entries_[0, indexed_): built lazily, so a cached listing that
   // is only read never pays for the set.
   void IndexNames() const;
   mutable std::set<std::string> names_;
   mutable size_t indexed_ = 0;
-  std::set<std::string> dir_names_;  // directory names seen
 };
 
 }  // namespace bucketfs::fs

@@ -28,23 +28,14 @@ TEST(DirListingTest, SkipsOddNames) {
   EXPECT_EQ(Names(l), (std::vector<std::string>{"d/", "ok", std::string(255, 'y')}));
 }
 
-TEST(DirListingTest, DirectoryHidesFileOfSameNameAcrossPages) {
+TEST(DirListingTest, FileHidesDirectoryOfSameNameAcrossPages) {
   DirListing l("");
   // "x" ends page 1; "x!" and the prefix "x/" come on page 2.
   l.AddPage(Page({"a", "x"}, {}, true));
-  EXPECT_EQ(Names(l), (std::vector<std::string>{"a"}));  // x held back
+  EXPECT_EQ(Names(l), (std::vector<std::string>{"a", "x"}));  // certain at once
   l.AddPage(Page({"x!"}, {"x/"}, false));
-  EXPECT_EQ(Names(l), (std::vector<std::string>{"a", "x/", "x!"}));
-}
-
-TEST(DirListingTest, HeldFileReleasedWhenLaterKeyPassesIt) {
-  DirListing l("");
-  l.AddPage(Page({"x"}, {}, true));
-  EXPECT_TRUE(l.entries().empty());
-  l.AddPage(Page({"y"}, {}, true));
-  EXPECT_EQ(Names(l), (std::vector<std::string>{"x"}));  // "y" > "x/": x is a file
-  l.Finish();
-  EXPECT_EQ(Names(l), (std::vector<std::string>{"x", "y"}));
+  EXPECT_EQ(Names(l), (std::vector<std::string>{"a", "x", "x!"}));
+  EXPECT_EQ(l.entries()[1].kind, Kind::kFile);
 }
 
 TEST(DirListingTest, LocalEntriesDoNotDuplicate) {

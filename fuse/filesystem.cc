@@ -11,6 +11,13 @@ namespace {
 
 constexpr int kListingPrefetchWorkers = 16;  // LISTs in flight for a recursive walk
 
+NameCache::Options NameCacheOptions(const FsConfig& c) {
+  NameCache::Options o;
+  o.ttl = c.metadata_ttl;
+  o.negative_ttl = c.negative_ttl;
+  return o;
+}
+
 }  // namespace
 
 Filesystem::Filesystem(std::shared_ptr<s3::ObjectClient> client, FsConfig config,
@@ -27,11 +34,14 @@ Filesystem::Filesystem(std::shared_ptr<s3::ObjectClient> client, FsConfig config
                          DefaultStagingDir(config_.cache_dir), config_.max_upload_memory)),
       mount_time_(std::chrono::system_clock::now()),
       inodes_(config_.bucket, config_.bucket.empty() ? std::string() : config_.prefix),
+      names_(NameCacheOptions(config_)),
       meta_(CachedMetadata::Open(config_)),
       listing_prefetch_(meta_ ? std::make_unique<ListingPrefetcher>(client_.get(), meta_.get(),
                                                                     config_.listing_page_size,
                                                                     kListingPrefetchWorkers)
-                              : nullptr) {}
+                              : nullptr),
+      // Every FUSE thread's LIST, and a few listings for lookups beside them.
+      lookup_pool_(std::make_unique<WorkerPool>(config_.max_threads + 4)) {}
 
 Filesystem::~Filesystem() = default;
 
@@ -118,8 +128,11 @@ Result<struct stat> Filesystem::SetAttr(Ino ino, const SetAttrRequest& request) 
           return r.error();
         }
         if (meta_) meta_->Changed(in->bucket, in->key);
-        inodes_.SetAttrs(
-            ino, {0, std::chrono::system_clock::now(), r->etag, std::chrono::steady_clock::now()});
+        const ObjectAttrs emptied{0, std::chrono::system_clock::now(), r->etag,
+                                  std::chrono::steady_clock::now()};
+        inodes_.SetAttrs(ino, emptied);
+        const auto [dir_key, name] = SplitKey(in->key);
+        names_.Wrote(in->bucket, dir_key, name, emptied);
       }
     }
   }

@@ -14,9 +14,12 @@
 //   prefetcher's), a FileWriter per write handle (sequential multipart
 //   upload), a DirHandle per opendir (the listing, paged as the kernel asks).
 //
-// A name resolves by HeadObject(key) and ListObjectsV2(prefix "key/",
-// max-keys 1) in parallel; a non-empty listing makes it a directory (which
-// hides a file of the same name), else a found object makes it a file.
+// A name resolves from what the mount knows (NameCache: S3's recent answers,
+// its own changes, a directory's complete listing; then the --cache), else by
+// HeadObject(key) and ListObjectsV2(prefix "key/", max-keys 1) at once: a
+// found object makes it a file (which hides a directory of the same name),
+// else a non-empty listing makes it a directory. A directory that receives
+// many such lookups gets its listing fetched once, in the background.
 //
 // Thread-safe: every method may be called from any FUSE worker thread.
 #pragma once
@@ -40,8 +43,10 @@
 #include "fuse/inode_table.h"
 #include "fuse/listing_prefetcher.h"
 #include "fuse/local_namespace.h"
+#include "fuse/name_cache.h"
 #include "fuse/sibling_hints.h"
 #include "fuse/stat_walkers.h"
+#include "fuse/task_runner.h"
 #include "fuse/thread_annotations.h"
 #include "s3/object_client.h"
 #include "s3/result.h"
@@ -159,6 +164,10 @@ class Filesystem {
   // fs_lookup.cc
   Result<InodeSnapshot> GetDir(Ino ino) const;
   Result<Resolved> Resolve(const InodeSnapshot& dir, const std::string& name);
+  // Asks S3 (one round trip); stores the answer.
+  Result<Resolved> ResolveRemote(const InodeSnapshot& dir, const std::string& name);
+  // Fetches the complete listing of `dir_key` on lookup_pool_, into names_.
+  void ListForLookups(const std::string& bucket, const std::string& dir_key);
   Result<Resolved> ResolveBucket(const std::string& name);
   Result<ObjectAttrs> HeadFresh(const InodeSnapshot& file);
   Entry MakeEntry(Ino ino, Kind kind, const ObjectAttrs& attrs) const;
@@ -171,8 +180,11 @@ class Filesystem {
   Status FetchNextPage(DirHandle& h);
 
   // fs_namespace.cc
-  Status CopyObject(const std::string& src_bucket, const std::string& src_key,
-                    const std::string& dst_bucket, const std::string& dst_key);
+  // Copies an object (server side); `known`: the source's fresh attributes,
+  // else a HEAD asks. Returns the copy's attributes.
+  Result<ObjectAttrs> CopyObject(const std::string& src_bucket, const std::string& src_key,
+                                 const std::string& dst_bucket, const std::string& dst_key,
+                                 const std::optional<ObjectAttrs>& known);
   Status RenameDir(const InodeSnapshot& src_dir, const std::string& name, const Resolved& src,
                    const InodeSnapshot& dst_dir, const std::string& new_name, bool dst_exists);
 
@@ -187,6 +199,7 @@ class Filesystem {
   const std::chrono::system_clock::time_point mount_time_;
   InodeTable inodes_;
   LocalNamespace local_;
+  NameCache names_;
   // The persistent metadata cache (--cache with a positive TTL); null: none.
   const std::unique_ptr<CachedMetadata> meta_;
   // Lists subdirectories of a directory just read into meta_; null without meta_.
@@ -198,6 +211,9 @@ class Filesystem {
   uint64_t next_fh_ GUARDED_BY(handles_mu_) = 1;
   std::map<uint64_t, std::shared_ptr<FileHandle>> files_ GUARDED_BY(handles_mu_);
   std::map<uint64_t, std::shared_ptr<DirHandle>> dirs_ GUARDED_BY(handles_mu_);
+  // The LISTs that run beside a lookup's HEAD and the listings fetched for
+  // lookups. Last member: destroyed (drained) before what its tasks use.
+  const std::unique_ptr<WorkerPool> lookup_pool_;
 };
 
 // The errno an error carries, for the FUSE edge.

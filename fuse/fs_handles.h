@@ -2,6 +2,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -31,6 +32,7 @@ struct Filesystem::DirHandle {
   DirListing listing GUARDED_BY(mu);
   std::string token GUARDED_BY(mu);  // continuation token of the next page
   bool done GUARDED_BY(mu) = false;  // every page fetched, local entries merged
+  std::chrono::steady_clock::time_point started GUARDED_BY(mu);  // the first page was asked
 };
 
 }  // namespace bucketfs::fs

@@ -2,11 +2,15 @@
 #include <spdlog/spdlog.h>
 
 #include <future>
+#include <memory>
 
 #include "fuse/filesystem.h"
 
 namespace bucketfs::fs {
 namespace {
+
+// Keys in a listing fetched for lookups, beyond which it is not kept.
+constexpr size_t kMaxLookupListing = 200000;
 
 bool Fresh(const ObjectAttrs& a, double ttl) {
   if (a.fetched == std::chrono::steady_clock::time_point{}) return false;
@@ -66,6 +70,11 @@ Result<Filesystem::Resolved> Filesystem::Resolve(const InodeSnapshot& dir,
     return Resolved{Kind::kFile, dir.bucket, file_key, *local};
   }
   if (local_.HasDir(dir.bucket, dir_key)) return Resolved{Kind::kDir, dir.bucket, dir_key, {}};
+  if (auto hit = names_.Find(dir.bucket, dir.key, name)) {
+    if (hit->missing) return MakeError(ENOENT, "NoSuchKey", file_key);
+    if (hit->kind == Kind::kDir) return Resolved{Kind::kDir, dir.bucket, dir_key, {}};
+    return Resolved{Kind::kFile, dir.bucket, file_key, hit->attrs};
+  }
   if (meta_) {
     if (auto hit = meta_->Find(dir.bucket, file_key)) {
       if (hit->missing) return MakeError(ENOENT, "NoSuchKey", file_key);
@@ -73,27 +82,34 @@ Result<Filesystem::Resolved> Filesystem::Resolve(const InodeSnapshot& dir,
       return Resolved{Kind::kFile, dir.bucket, file_key, hit->attrs};
     }
   }
+  if (names_.ShouldList(dir.bucket, dir.key)) ListForLookups(dir.bucket, dir.key);
+  return ResolveRemote(dir, name);
+}
 
-  // One LIST and one HEAD, in parallel: the listing finds implicit
-  // directories (objects under "name/" without a marker).
+Result<Filesystem::Resolved> Filesystem::ResolveRemote(const InodeSnapshot& dir,
+                                                       const std::string& name) {
+  const std::string file_key = dir.key + name;
+  const std::string dir_key = file_key + "/";
+  // One LIST and one HEAD at once: the listing finds implicit directories
+  // (objects under "name/" without a marker). A found object answers without
+  // waiting for the LIST (an object "name" is a file, see SEMANTICS.md), so a
+  // store whose LIST is slow costs file lookups nothing.
   s3::ListObjectsV2Params lp;
   lp.bucket = dir.bucket;
   lp.prefix = dir_key;
   lp.delimiter = "/";
   lp.max_keys = 1;
-  auto listing = std::async(std::launch::async, [this, &lp] { return client_->ListObjectsV2(lp); });
+  auto pending = std::make_shared<std::promise<Result<s3::ListObjectsV2Result>>>();
+  auto listed = pending->get_future();
+  lookup_pool_->Post(
+      [client = client_, lp, pending] { pending->set_value(client->ListObjectsV2(lp)); });
   s3::HeadObjectParams hp;
   hp.bucket = dir.bucket;
   hp.key = file_key;
   auto head = client_->HeadObject(hp);
-  auto list = listing.get();
-
-  if (list.ok() && (!list->objects.empty() || !list->common_prefixes.empty())) {
-    if (meta_) meta_->StoreDir(dir.bucket, file_key);
-    return Resolved{Kind::kDir, dir.bucket, dir_key, {}};
-  }
   if (head.ok()) {
     const ObjectAttrs attrs = FromHead(*head);
+    names_.StoreFile(dir.bucket, dir.key, name, attrs);
     if (meta_) meta_->StoreFile(dir.bucket, file_key, attrs);
     return Resolved{Kind::kFile, dir.bucket, file_key, attrs};
   }
@@ -101,12 +117,50 @@ Result<Filesystem::Resolved> Filesystem::Resolve(const InodeSnapshot& dir,
     spdlog::warn("HeadObject s3://{}/{}: {}", hp.bucket, hp.key, head.error().ToString());
     return head.error();
   }
+  auto list = listed.get();
   if (!list.ok()) {
     spdlog::warn("ListObjectsV2 s3://{}/{}: {}", lp.bucket, lp.prefix, list.error().ToString());
     return list.error();
   }
+  if (!list->objects.empty() || !list->common_prefixes.empty()) {
+    names_.StoreDir(dir.bucket, dir.key, name);
+    if (meta_) meta_->StoreDir(dir.bucket, file_key);
+    return Resolved{Kind::kDir, dir.bucket, dir_key, {}};
+  }
+  names_.StoreMissing(dir.bucket, dir.key, name);
   if (meta_) meta_->StoreMissing(dir.bucket, file_key);
   return MakeError(ENOENT, "NoSuchKey", file_key);
+}
+
+void Filesystem::ListForLookups(const std::string& bucket, const std::string& dir_key) {
+  lookup_pool_->Post([this, bucket, dir_key] {
+    const auto started = std::chrono::steady_clock::now();
+    DirListing listing(dir_key);
+    s3::ListObjectsV2Params p;
+    p.bucket = bucket;
+    p.prefix = dir_key;
+    p.delimiter = '/';
+    p.max_keys = config_.listing_page_size;
+    size_t keys = 0;
+    for (;;) {
+      auto r = client_->ListObjectsV2(p);
+      if (!r.ok()) {
+        spdlog::debug("ListObjectsV2 s3://{}/{} for lookups: {}", bucket, dir_key,
+                      r.error().ToString());
+        return names_.ListingDone(bucket, dir_key);
+      }
+      listing.AddPage(*r);
+      keys += r->objects.size() + r->common_prefixes.size();
+      // Too large to hold: lookups there go on asking S3 name by name.
+      if (keys > kMaxLookupListing) return names_.ListingDone(bucket, dir_key);
+      if (!r->is_truncated) break;
+      if (r->next_continuation_token.empty()) return names_.ListingDone(bucket, dir_key);
+      p.continuation_token = r->next_continuation_token;
+    }
+    names_.StoreListing(bucket, dir_key, listing.entries(), started);
+    if (meta_) meta_->StoreListing(bucket, dir_key, listing.entries());
+    names_.ListingDone(bucket, dir_key);
+  });
 }
 
 Result<Entry> Filesystem::Lookup(Ino parent, const std::string& name, pid_t pid) {
@@ -122,6 +176,14 @@ Result<Entry> Filesystem::Lookup(Ino parent, const std::string& name, pid_t pid)
 
 Result<ObjectAttrs> Filesystem::HeadFresh(const InodeSnapshot& file) {
   if (Fresh(file.attrs, config_.metadata_ttl)) return file.attrs;
+  const auto [parent_key, name] = SplitKey(file.key);
+  if (auto hit = names_.Find(file.bucket, parent_key, name)) {
+    if (hit->missing) return MakeError(ENOENT, "NoSuchKey", file.key);
+    if (hit->kind == Kind::kFile && Fresh(hit->attrs, config_.metadata_ttl)) {
+      inodes_.SetAttrs(file.ino, hit->attrs);
+      return hit->attrs;
+    }
+  }
   if (meta_) {
     auto hit = meta_->Find(file.bucket, file.key);
     if (hit && !hit->missing && hit->kind == Kind::kFile) {
@@ -136,13 +198,16 @@ Result<ObjectAttrs> Filesystem::HeadFresh(const InodeSnapshot& file) {
   if (!head.ok()) {
     if (head.error().errno_value != ENOENT) {
       spdlog::warn("HeadObject s3://{}/{}: {}", p.bucket, p.key, head.error().ToString());
-    } else if (meta_) {
-      meta_->Changed(file.bucket, file.key);  // gone: its cached name and listing are stale
+    } else {
+      names_.Drop(file.bucket, parent_key, name);
+      if (meta_)
+        meta_->Changed(file.bucket, file.key);  // gone: its cached name and listing are stale
     }
     return head.error();
   }
   ObjectAttrs attrs = FromHead(*head);
   inodes_.SetAttrs(file.ino, attrs);
+  names_.StoreFile(file.bucket, parent_key, name, attrs);
   if (meta_) meta_->StoreFile(file.bucket, file.key, attrs);
   return attrs;
 }

@@ -39,24 +39,36 @@ TEST_F(FsLookupTest, FileAndImplicitDirectory) {
   EXPECT_EQ(missing.error().errno_value, ENOENT);
 }
 
-TEST_F(FsLookupTest, LookupIssuesOneHeadAndOneList) {
-  client_->Put(kBucket, "a", "1");
+TEST_F(FsLookupTest, LookupOfAMissingNameIssuesOneHeadAndOneList) {
   Mount();
-  ASSERT_TRUE(fs_->Lookup(kRootIno, "a").ok());
+  auto e = fs_->Lookup(kRootIno, "a");
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.error().errno_value, ENOENT);
   EXPECT_EQ(client_->Calls("HeadObject"), 1);
   EXPECT_EQ(client_->Calls("ListObjectsV2"), 1);
 }
 
-TEST_F(FsLookupTest, DirectoryWinsOverFileOfSameName) {
+TEST_F(FsLookupTest, AFoundFileAnswersWithoutWaitingForTheList) {
+  client_->Put(kBucket, "a", "1");
+  Mount();
+  client_->Hold("ListObjectsV2");  // a LIST that never answers while held
+  auto e = fs_->Lookup(kRootIno, "a");
+  client_->Release("ListObjectsV2");
+  ASSERT_TRUE(e.ok());
+  EXPECT_TRUE(S_ISREG(e->attr.st_mode));
+  EXPECT_EQ(client_->Calls("HeadObject"), 1);
+}
+
+TEST_F(FsLookupTest, FileWinsOverDirectoryOfSameName) {
   client_->Put(kBucket, "x", "file");
   client_->Put(kBucket, "x/inner", "y");
   Mount();
   auto e = fs_->Lookup(kRootIno, "x");
   ASSERT_TRUE(e.ok());
-  EXPECT_TRUE(S_ISDIR(e->attr.st_mode));
+  EXPECT_TRUE(S_ISREG(e->attr.st_mode));
   auto entries = ListDir(kRootIno, false);
   EXPECT_EQ(Names(entries), (std::vector<std::string>{".", "..", "x"}));
-  EXPECT_TRUE(entries[2].is_dir);
+  EXPECT_FALSE(entries[2].is_dir);
 }
 
 TEST_F(FsLookupTest, LongNameIsTooLongAndOddKeysAreSkipped) {

@@ -35,6 +35,7 @@ Result<Entry> Filesystem::Mkdir(Ino parent, const std::string& name) {
     local_.AddDir(dir->bucket, key);
   }
   if (meta_) meta_->Changed(dir->bucket, key);
+  names_.MadeDir(dir->bucket, dir->key, name);
   Ino ino = inodes_.Acquire(parent, name, Kind::kDir, dir->bucket, key, std::nullopt);
   return MakeEntry(ino, Kind::kDir, {});
 }
@@ -70,6 +71,8 @@ Status Filesystem::Rmdir(Ino parent, const std::string& name) {
   }
   local_.RemoveDir(dir->bucket, key);
   if (meta_) meta_->ChangedTree(dir->bucket, key);
+  names_.ForgetTree(dir->bucket, key);
+  names_.Removed(dir->bucket, dir->key, name);
   inodes_.Unlink(parent, name);
   return Status::Ok();
 }
@@ -86,27 +89,44 @@ Status Filesystem::Unlink(Ino parent, const std::string& name) {
   Status s = client_->DeleteObject({dir->bucket, key});
   if (!s.ok()) return Logged("DeleteObject", dir->bucket, key, s.error());
   if (meta_) meta_->Changed(dir->bucket, key);
+  names_.Removed(dir->bucket, dir->key, name);
   inodes_.Unlink(parent, name);
   return Status::Ok();
 }
 
-Status Filesystem::CopyObject(const std::string& src_bucket, const std::string& src_key,
-                              const std::string& dst_bucket, const std::string& dst_key) {
-  s3::HeadObjectParams hp;
-  hp.bucket = src_bucket;
-  hp.key = src_key;
-  auto head = client_->HeadObject(hp);
-  if (!head.ok()) return Logged("HeadObject", src_bucket, src_key, head.error());
-  if (head->size <= kMaxCopyObject) {
+Result<ObjectAttrs> Filesystem::CopyObject(const std::string& src_bucket,
+                                           const std::string& src_key,
+                                           const std::string& dst_bucket,
+                                           const std::string& dst_key,
+                                           const std::optional<ObjectAttrs>& known) {
+  // The source's size picks the copy method and its ETag pins the version
+  // copied; attributes this mount knows fresh (it wrote or looked up the
+  // file within the TTL) spare a HEAD.
+  ObjectAttrs source;
+  if (known && !known->etag.empty()) {
+    source = *known;
+  } else {
+    s3::HeadObjectParams hp;
+    hp.bucket = src_bucket;
+    hp.key = src_key;
+    auto head = client_->HeadObject(hp);
+    if (!head.ok()) return Logged("HeadObject", src_bucket, src_key, head.error());
+    source = {head->size, head->last_modified, head->etag, std::chrono::steady_clock::now()};
+  }
+  const auto copied = [&](const std::string& etag) {
+    return ObjectAttrs{source.size, std::chrono::system_clock::now(), etag,
+                       std::chrono::steady_clock::now()};
+  };
+  if (source.size <= kMaxCopyObject) {
     s3::CopyObjectParams p;
     p.bucket = dst_bucket;
     p.key = dst_key;
     p.source_bucket = src_bucket;
     p.source_key = src_key;
-    p.source_if_match = head->etag;
+    p.source_if_match = source.etag;
     auto r = client_->CopyObject(p);
     if (!r.ok()) return Logged("CopyObject", dst_bucket, dst_key, r.error());
-    return Status::Ok();
+    return copied(r->etag);
   }
   // Past 5 GiB: a multipart upload whose parts are ranges of the source.
   auto up = client_->CreateMultipartUpload({dst_bucket, dst_key, ""});
@@ -115,7 +135,7 @@ Status Filesystem::CopyObject(const std::string& src_bucket, const std::string& 
   done.bucket = dst_bucket;
   done.key = dst_key;
   done.upload_id = up->upload_id;
-  for (uint64_t offset = 0; offset < head->size; offset += kCopyPartSize) {
+  for (uint64_t offset = 0; offset < source.size; offset += kCopyPartSize) {
     s3::UploadPartCopyParams p;
     p.bucket = dst_bucket;
     p.key = dst_key;
@@ -124,8 +144,8 @@ Status Filesystem::CopyObject(const std::string& src_bucket, const std::string& 
     p.source_bucket = src_bucket;
     p.source_key = src_key;
     p.source_offset = offset;
-    p.source_length = std::min(kCopyPartSize, head->size - offset);
-    p.source_if_match = head->etag;
+    p.source_length = std::min(kCopyPartSize, source.size - offset);
+    p.source_if_match = source.etag;
     auto r = client_->UploadPartCopy(p);
     if (!r.ok()) {
       Status ignored = client_->AbortMultipartUpload({dst_bucket, dst_key, up->upload_id});
@@ -140,7 +160,7 @@ Status Filesystem::CopyObject(const std::string& src_bucket, const std::string& 
     (void)ignored;
     return Logged("CompleteMultipartUpload", dst_bucket, dst_key, r.error());
   }
-  return Status::Ok();
+  return copied(r->etag);
 }
 
 Status Filesystem::Rename(Ino parent, const std::string& name, Ino new_parent,
@@ -171,16 +191,24 @@ Status Filesystem::Rename(Ino parent, const std::string& name, Ino new_parent,
   if (local_.FileAttrs(src->bucket, src->key)) return MakeError(EBUSY, "Busy", src->key);
   const std::string dst_key = dst_dir->key + new_name;
   if (src->bucket == dst_dir->bucket && src->key == dst_key) return Status::Ok();
-  if (Status s = CopyObject(src->bucket, src->key, dst_dir->bucket, dst_key); !s.ok()) return s;
+  const bool fresh = std::chrono::steady_clock::now() - src->attrs.fetched <
+                     std::chrono::duration<double>(config_.metadata_ttl);
+  auto copy = CopyObject(src->bucket, src->key, dst_dir->bucket, dst_key,
+                         fresh ? std::optional(src->attrs) : std::nullopt);
+  if (!copy.ok()) return copy.error();
+  // The copy exists from here on: record it even if the delete fails.
+  names_.Wrote(dst_dir->bucket, dst_dir->key, new_name, *copy);
+  if (meta_) meta_->Changed(dst_dir->bucket, dst_key);
   Status s = client_->DeleteObject({src->bucket, src->key});
   if (!s.ok()) return Logged("DeleteObject (rename source)", src->bucket, src->key, s.error());
-  if (meta_) {
-    meta_->Changed(src->bucket, src->key);
-    meta_->Changed(dst_dir->bucket, dst_key);
-  }
+  names_.Removed(src->bucket, src_dir->key, name);
+  if (meta_) meta_->Changed(src->bucket, src->key);
   inodes_.Rename(parent, name, new_parent, new_name, dst_dir->bucket, dst_key);
-  // The copy has its own ETag: the next open asks S3 again.
-  if (auto moved = inodes_.Find(new_parent, new_name)) inodes_.SetAttrs(*moved, {});
+  // The copy has its own ETag (from CopyObject's answer, or none: then the
+  // next open asks S3).
+  if (auto moved = inodes_.Find(new_parent, new_name)) {
+    inodes_.SetAttrs(*moved, copy->etag.empty() ? ObjectAttrs{} : *copy);
+  }
   return Status::Ok();
 }
 

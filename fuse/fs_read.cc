@@ -89,11 +89,21 @@ void Filesystem::ReadAsync(uint64_t fh, uint64_t offset, size_t size, ReadDone d
 
 Status Filesystem::CommitHandle(FileHandle& h) {
   auto r = h.writer->Commit();
+  // The name's new state is recorded before it stops being local, so no
+  // lookup in between sees an older answer.
+  const auto [dir_key, name] = SplitKey(h.key);
+  std::optional<ObjectAttrs> attrs;
+  if (r.ok()) {
+    attrs = ObjectAttrs{r->size, std::chrono::system_clock::now(), r->etag,
+                        std::chrono::steady_clock::now()};
+    names_.Wrote(h.bucket, dir_key, name, *attrs);
+  } else {
+    names_.Drop(h.bucket, dir_key, name);  // the old object, if any, may remain
+  }
   local_.RemoveFile(h.bucket, h.key, h.writer.get());
   if (meta_) meta_->Changed(h.bucket, h.key);  // committed (or not): ask S3 next time
   if (!r.ok()) return r.error();
-  inodes_.SetAttrs(h.ino, {r->size, std::chrono::system_clock::now(), r->etag,
-                           std::chrono::steady_clock::now()});
+  inodes_.SetAttrs(h.ino, *attrs);
   return Status::Ok();
 }
 

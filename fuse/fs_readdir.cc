@@ -140,6 +140,7 @@ Status Filesystem::FetchNextPage(DirHandle& h) {
       return finish(cached->fetched, /*from_cache=*/true);
     }
   }
+  if (h.token.empty()) h.started = std::chrono::steady_clock::now();
   s3::ListObjectsV2Params p;
   p.bucket = h.bucket;
   p.prefix = h.key;
@@ -156,11 +157,12 @@ Status Filesystem::FetchNextPage(DirHandle& h) {
   if (r->is_truncated && h.token.empty()) {
     spdlog::warn("ListObjectsV2 s3://{}/{}: truncated page without a continuation token", p.bucket,
                  p.prefix);
-    h.listing.Finish();
     return finish({});  // incomplete: never kept by the kernel
   } else if (r->is_truncated) {
     return Status::Ok();
-  } else if (meta_) {
+  }
+  names_.StoreListing(h.bucket, h.key, h.listing.entries(), h.started);  // S3 entries only
+  if (meta_) {
     meta_->StoreListing(h.bucket, h.key, h.listing.entries());  // complete: S3 entries only
     return finish(std::chrono::steady_clock::now(), /*from_cache=*/true);
   }

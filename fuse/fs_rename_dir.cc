@@ -54,8 +54,9 @@ Status Filesystem::RenameDir(const InodeSnapshot& src_dir, const std::string& na
   } while (!p.continuation_token.empty());
 
   for (const auto& key : keys) {
-    Status s = CopyObject(src.bucket, key, dst_dir.bucket, dst_key + key.substr(src.key.size()));
-    if (!s.ok()) return s;  // sources untouched; the partial copy stays visible
+    auto copied =
+        CopyObject(src.bucket, key, dst_dir.bucket, dst_key + key.substr(src.key.size()), {});
+    if (!copied.ok()) return copied.error();  // sources untouched; the partial copy stays visible
   }
   for (size_t i = 0; i < keys.size(); i += 1000) {
     s3::DeleteObjectsParams d;
@@ -74,6 +75,10 @@ Status Filesystem::RenameDir(const InodeSnapshot& src_dir, const std::string& na
     }
   }
   local_.RenameDirs(src.bucket, src.key, dst_dir.bucket, dst_key);
+  names_.ForgetTree(src.bucket, src.key);
+  names_.ForgetTree(dst_dir.bucket, dst_key);
+  names_.Removed(src.bucket, src_dir.key, name);
+  names_.StoreDir(dst_dir.bucket, dst_dir.key, new_name);
   if (meta_) {
     meta_->ChangedTree(src.bucket, src.key);
     meta_->ChangedTree(dst_dir.bucket, dst_key);

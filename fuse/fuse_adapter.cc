@@ -48,11 +48,11 @@ void Init(void* userdata, fuse_conn_info* conn) {
   const bool plus = session.fs->config().readdirplus != FsConfig::ReaddirPlus::kOff;
   if (plus && (conn->capable & FUSE_CAP_READDIRPLUS)) conn->want |= FUSE_CAP_READDIRPLUS;
   conn->want &= ~(FUSE_CAP_READDIRPLUS_AUTO | (plus ? 0 : FUSE_CAP_READDIRPLUS));
-  // The kernel's INIT request was read before this runs; InitFlagsIo (set on
-  // read-only mounts, see fuse_session.cc) adds the flag to the reply libfuse
+  // The kernel's INIT request was read before this runs; InitFlagsIo (see
+  // fuse_session.cc) adds the flags libfuse leaves out to the reply libfuse
   // is about to send.
   const char* shared_mmap = "refused (read-write mount)";
-  if (session.init_io != nullptr) {
+  if (session.init_io != nullptr && session.fs->config().read_only) {
     shared_mmap = (session.init_io->offered() & kFuseDirectIoAllowMmap)
                       ? "allowed (FUSE_DIRECT_IO_ALLOW_MMAP)"
                       : "refused (the kernel does not offer FUSE_DIRECT_IO_ALLOW_MMAP)";

@@ -17,6 +17,7 @@ class InitFlagsIo;
 struct SessionData {
   Filesystem* fs = nullptr;
   InitFlagsIo* init_io = nullptr;  // the /dev/fuse I/O, when installed (init_flags_io.h)
+  // (Read-only mounts ask it for FUSE_DIRECT_IO_ALLOW_MMAP.)
 };
 
 // The kernel readahead the adapter asks for at INIT (see mount_readahead.h;

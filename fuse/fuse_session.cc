@@ -152,13 +152,15 @@ int RunFuseSession(std::shared_ptr<s3::ObjectClient> client, const FsConfig& con
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   fuse_args fargs = FUSE_ARGS_INIT(static_cast<int>(argv.size()), argv.data());
-  // Shared mmap of direct-I/O files (libfuse 3.14 cannot negotiate it), on
-  // read-only mounts only: the kernel then allows it on every direct-I/O
-  // handle, write handles included, and a shared mapping of a write handle
-  // would fault its pages in with READs that handle cannot serve (SIGBUS).
-  // Without the flag such a mapping fails at mmap() with ENODEV.
-  InitFlagsIo init_io(kFuseDirectIoAllowMmap);
-  SessionData session{&fs, config.read_only ? &init_io : nullptr};
+  // INIT flags libfuse 3.14 leaves out of its reply. FUSE_PARALLEL_DIROPS:
+  // without it the kernel lets one LOOKUP per directory reach the daemon at
+  // a time (libfuse wants it but never sends it). Shared mmap of direct-I/O
+  // files on read-only mounts only: the kernel then allows it on every
+  // direct-I/O handle, write handles included, and a shared mapping of a
+  // write handle would fault its pages in with READs that handle cannot
+  // serve (SIGBUS). Without the flag such a mapping fails with ENODEV.
+  InitFlagsIo init_io(kFuseParallelDirops | (config.read_only ? kFuseDirectIoAllowMmap : 0));
+  SessionData session{&fs, &init_io};
   const fuse_lowlevel_ops& ops = FuseOperations();
   fuse_session* se = fuse_session_new(&fargs, &ops, sizeof(ops), &session);
   fuse_opt_free_args(&fargs);
@@ -188,8 +190,10 @@ int RunFuseSession(std::shared_ptr<s3::ObjectClient> client, const FsConfig& con
   if (session.init_io != nullptr) {
     if (int err = fuse_session_custom_io(se, &custom_io, fuse_session_fd(se)); err != 0) {
       session.init_io = nullptr;
-      spdlog::warn("shared mmap of direct-I/O files stays refused: custom /dev/fuse I/O: {}",
-                   strerror(-err));
+      spdlog::warn(
+          "custom /dev/fuse I/O failed ({}): lookups in one directory run one at a time and "
+          "shared mmap of direct-I/O files stays refused",
+          strerror(-err));
     }
   }
   // Before the loop answers INIT (see mount_readahead.h).

@@ -4,10 +4,12 @@
 // the kernel offered them.
 //
 // Why: libfuse 3.14 builds the INIT reply from its own capability list, which
-// ends at protocol 7.38. FUSE_DIRECT_IO_ALLOW_MMAP (7.39, a flags2 bit) is
-// what lets MAP_SHARED mmap work on FOPEN_DIRECT_IO files (--direct-io);
-// without it mmap() fails with ENODEV. The flag changes nothing else in the
-// kernel: it is only read in fuse_file_mmap().
+// ends at protocol 7.38, and drops FUSE_PARALLEL_DIROPS from it although its
+// FUSE_CAP_PARALLEL_DIROPS is wanted by default: the kernel then serializes
+// LOOKUP and READDIR per directory. FUSE_DIRECT_IO_ALLOW_MMAP (7.39, a flags2
+// bit) is what lets MAP_SHARED mmap work on FOPEN_DIRECT_IO files
+// (--direct-io); without it mmap() fails with ENODEV. It changes nothing else
+// in the kernel: it is only read in fuse_file_mmap().
 //
 // How: Read sees each request libfuse reads; while INIT is outstanding it
 // records the INIT request's unique id and the kernel's flags (flags, plus
@@ -33,6 +35,8 @@ namespace bucketfs::fs {
 
 // linux/fuse.h 7.39; the machine's header may predate it.
 inline constexpr uint64_t kFuseDirectIoAllowMmap = 1ull << 36;
+// linux/fuse.h 7.25 (FUSE_PARALLEL_DIROPS), which libfuse 3.14 never sends.
+inline constexpr uint64_t kFuseParallelDirops = 1ull << 18;
 
 class InitFlagsIo {
  public:

@@ -51,7 +51,7 @@ class PageBuilder {
         continue;
       }
       DirListing listing(dir);
-      listing.AddPage(it->second);  // not truncated: Finish releases held files
+      listing.AddPage(it->second);
       out.emplace_back(dir, listing.entries());
       it = open_.erase(it);
     }

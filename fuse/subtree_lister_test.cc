@@ -21,7 +21,7 @@ class SubtreeListerTest : public ::testing::Test {
       for (int f = 0; f < 7; ++f) client_.Put("b", dir + "f" + std::to_string(f), "xy");
       client_.Put("b", dir + "deep/er/leaf", "z");
       client_.Put("b", dir + "x", "same name as a directory");
-      client_.Put("b", dir + "x/y", "wins");
+      client_.Put("b", dir + "x/y", "hidden by the file x");
     }
   }
   // What a delimiter listing of `dir` (readdir's way) gives, as "name/" or "name:size".

@@ -16,6 +16,24 @@ std::string ToString(std::span<const std::byte> body) {
 
 }  // namespace
 
+void FakeObjectClient::Hold(const std::string& op) {
+  std::lock_guard lock(hold_mu_);
+  held_.insert(op);
+}
+
+void FakeObjectClient::Release(const std::string& op) {
+  {
+    std::lock_guard lock(hold_mu_);
+    held_.erase(op);
+  }
+  hold_cv_.notify_all();
+}
+
+void FakeObjectClient::WaitWhileHeld(const std::string& op) {
+  std::unique_lock lock(hold_mu_);
+  hold_cv_.wait(lock, [&] { return held_.count(op) == 0; });
+}
+
 std::optional<Error> FakeObjectClient::Enter(const std::string& op) {
   ++calls_[op];
   auto it = fail_next_.find(op);
@@ -97,6 +115,7 @@ std::vector<s3::BodyChecksum> FakeObjectClient::UploadChecksums() const {
 }
 
 Result<s3::HeadObjectResult> FakeObjectClient::HeadObject(const s3::HeadObjectParams& p) {
+  WaitWhileHeld("HeadObject");
   std::lock_guard lock(mu_);
   if (auto e = Enter("HeadObject")) return *e;
   auto b = FindBucket(p.bucket);
@@ -245,6 +264,7 @@ Result<s3::ListMultipartUploadsResult> FakeObjectClient::ListMultipartUploads(
 }
 
 Result<s3::ListObjectsV2Result> FakeObjectClient::ListObjectsV2(const s3::ListObjectsV2Params& p) {
+  WaitWhileHeld("ListObjectsV2");
   std::lock_guard lock(mu_);
   if (auto e = Enter("ListObjectsV2")) return *e;
   auto b = FindBucket(p.bucket);

@@ -5,8 +5,10 @@
 // fail the next call of a given operation with a chosen errno.
 #pragma once
 
+#include <condition_variable>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -37,6 +39,10 @@ class FakeObjectClient : public s3::ObjectClient {
   void SetCopyReportsCrc32c(bool on);
   // The checksum each CreateMultipartUpload asked for, in call order.
   std::vector<s3::BodyChecksum> UploadChecksums() const;
+  // Calls of `op` ("HeadObject" or "ListObjectsV2") wait, before they are
+  // counted, until Release(op): a request that has not answered yet.
+  void Hold(const std::string& op);
+  void Release(const std::string& op);
 
   Result<s3::HeadObjectResult> HeadObject(const s3::HeadObjectParams& p) override;
   Result<s3::GetObjectResult> GetObject(const s3::GetObjectParams& p,
@@ -72,11 +78,15 @@ class FakeObjectClient : public s3::ObjectClient {
   };
   using Bucket = std::map<std::string, Object>;
 
+  void WaitWhileHeld(const std::string& op);
   // Counts the call; returns an injected failure if one is armed. REQUIRES mu_.
   std::optional<Error> Enter(const std::string& op);
   Result<Bucket*> FindBucket(const std::string& bucket);
   Object& Store(Bucket& b, const std::string& key, std::string data);
 
+  std::mutex hold_mu_;  // guards held_; never held with mu_
+  std::condition_variable hold_cv_;
+  std::set<std::string> held_;
   mutable std::mutex mu_;
   std::map<std::string, Bucket> buckets_;
   std::map<std::string, Upload> uploads_;

@@ -1,0 +1,163 @@
+#include "fuse/name_cache.h"
+
+#include <gtest/gtest.h>
+
+namespace bucketfs::fs {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::steady_clock;
+
+class NameCacheTest : public ::testing::Test {
+ protected:
+  NameCache Make(NameCache::Options o = {}) {
+    return NameCache(o, [this] { return now_; });
+  }
+  static ObjectAttrs Attrs(uint64_t size, std::string etag) {
+    return {size, std::chrono::system_clock::now(), std::move(etag), steady_clock::now()};
+  }
+  static ListedEntry File(std::string name, uint64_t size = 1) {
+    return {std::move(name), Kind::kFile, Attrs(size, "\"e\"")};
+  }
+  static ListedEntry Dir(std::string name) { return {std::move(name), Kind::kDir, {}}; }
+
+  steady_clock::time_point now_ = steady_clock::time_point{} + std::chrono::hours(1);
+};
+
+TEST_F(NameCacheTest, AnswerFromS3IsKeptForTheTtl) {
+  NameCache c = Make({.ttl = 1.0});
+  EXPECT_FALSE(c.Find("b", "d/", "x"));
+  c.StoreFile("b", "d/", "x", Attrs(7, "\"a\""));
+  auto hit = c.Find("b", "d/", "x");
+  ASSERT_TRUE(hit);
+  EXPECT_FALSE(hit->missing);
+  EXPECT_EQ(hit->kind, Kind::kFile);
+  EXPECT_EQ(hit->attrs.size, 7u);
+  EXPECT_FALSE(c.Find("b", "e/", "x"));  // another directory
+  EXPECT_FALSE(c.Find("c", "d/", "x"));  // another bucket
+  EXPECT_FALSE(c.Find("b", "d/", "y"));  // no listing: other names unknown
+  now_ += milliseconds(1001);
+  EXPECT_FALSE(c.Find("b", "d/", "x"));
+}
+
+TEST_F(NameCacheTest, CompleteListingAnswersEveryNameIncludingMissingOnes) {
+  NameCache c = Make({.ttl = 2.0});
+  c.StoreListing("b", "d/", {File("a", 3), Dir("sub")}, now_);
+  EXPECT_EQ(c.Find("b", "d/", "a")->attrs.size, 3u);
+  EXPECT_EQ(c.Find("b", "d/", "a")->attrs.fetched, now_);  // fresh enough to open without HEAD
+  EXPECT_EQ(c.Find("b", "d/", "sub")->kind, Kind::kDir);
+  auto none = c.Find("b", "d/", "nope");
+  ASSERT_TRUE(none);
+  EXPECT_TRUE(none->missing);
+  auto listing = c.Listing("b", "d/");
+  ASSERT_TRUE(listing);
+  ASSERT_EQ(listing->size(), 2u);
+  EXPECT_EQ((*listing)[0].name, "a");
+  now_ += milliseconds(2001);
+  EXPECT_FALSE(c.Find("b", "d/", "nope"));
+  EXPECT_FALSE(c.Listing("b", "d/"));
+}
+
+TEST_F(NameCacheTest, ChangesMadeAfterAListingBeganWinOverIt) {
+  NameCache c = Make({.ttl = 5.0});
+  const auto started = now_;
+  now_ += milliseconds(10);
+  c.Wrote("b", "d/", "new", Attrs(9, "\"n\""));
+  c.Removed("b", "d/", "gone");
+  // The LIST began before both changes: it lacks "new" and still has "gone".
+  c.StoreListing("b", "d/", {File("gone"), File("old")}, started);
+  EXPECT_EQ(c.Find("b", "d/", "new")->attrs.size, 9u);
+  EXPECT_TRUE(c.Find("b", "d/", "gone")->missing);
+  EXPECT_FALSE(c.Find("b", "d/", "old")->missing);
+  // A listing that began after the changes is believed.
+  c.StoreListing("b", "d/", {File("gone")}, now_ + milliseconds(1));
+  EXPECT_FALSE(c.Find("b", "d/", "gone")->missing);
+  EXPECT_TRUE(c.Find("b", "d/", "new")->missing);
+}
+
+TEST_F(NameCacheTest, ADirectoryMadeHereIsKnownEmpty) {
+  NameCache c = Make({.ttl = 1.0});
+  c.MadeDir("b", "d/", "x");
+  EXPECT_EQ(c.Find("b", "d/", "x")->kind, Kind::kDir);
+  EXPECT_TRUE(c.Find("b", "d/x/", "anything")->missing);
+  c.Wrote("b", "d/x/", "f", Attrs(1, "\"f\""));
+  EXPECT_FALSE(c.Find("b", "d/x/", "f")->missing);
+  EXPECT_EQ(c.Listing("b", "d/x/")->size(), 1u);
+}
+
+TEST_F(NameCacheTest, SingleMissesAreKeptOnlyWithANegativeTtl) {
+  NameCache without = Make({.ttl = 1.0, .negative_ttl = 0});
+  without.StoreMissing("b", "d/", "x");
+  EXPECT_FALSE(without.Find("b", "d/", "x"));
+  NameCache with = Make({.ttl = 1.0, .negative_ttl = 0.5});
+  with.StoreMissing("b", "d/", "x");
+  EXPECT_TRUE(with.Find("b", "d/", "x")->missing);
+  now_ += milliseconds(501);
+  EXPECT_FALSE(with.Find("b", "d/", "x"));
+}
+
+TEST_F(NameCacheTest, ShouldListOnceAfterEnoughMissesWithinATtl) {
+  NameCache c = Make({.ttl = 1.0, .misses_before_listing = 3});
+  EXPECT_FALSE(c.ShouldList("b", "d/"));
+  EXPECT_FALSE(c.ShouldList("b", "d/"));
+  now_ += milliseconds(1500);  // the window expired: counting starts again
+  EXPECT_FALSE(c.ShouldList("b", "d/"));
+  EXPECT_FALSE(c.ShouldList("b", "d/"));
+  EXPECT_TRUE(c.ShouldList("b", "d/"));
+  EXPECT_FALSE(c.ShouldList("b", "d/"));  // being listed: once
+  EXPECT_FALSE(c.ShouldList("b", "d/"));
+  EXPECT_FALSE(c.ShouldList("b", "e/"));  // per directory
+  c.ListingDone("b", "d/");
+  EXPECT_FALSE(c.ShouldList("b", "d/"));
+  EXPECT_FALSE(c.ShouldList("b", "d/"));
+  EXPECT_TRUE(c.ShouldList("b", "d/"));
+}
+
+TEST_F(NameCacheTest, LeastRecentlyUsedDirectoriesAreDroppedBeyondTheLimit) {
+  NameCache c = Make({.ttl = 10.0, .max_names = 4});
+  c.StoreListing("b", "a/", {File("1"), File("2")}, now_);
+  c.StoreListing("b", "z/", {File("1"), File("2")}, now_);
+  EXPECT_EQ(c.names(), 4u);
+  c.StoreFile("b", "a/", "3", Attrs(1, ""));  // a/ is now the most recent
+  EXPECT_EQ(c.names(), 3u);
+  EXPECT_FALSE(c.Find("b", "z/", "1"));
+  EXPECT_TRUE(c.Find("b", "a/", "1"));
+}
+
+TEST_F(NameCacheTest, ForgetTreeDropsTheDirectoryAndBelowOnly) {
+  NameCache c = Make({.ttl = 10.0});
+  c.StoreListing("b", "a/", {File("f")}, now_);
+  c.StoreListing("b", "a/s/", {File("f")}, now_);
+  c.StoreListing("b", "ab/", {File("f")}, now_);
+  c.ForgetTree("b", "a/");
+  EXPECT_FALSE(c.Find("b", "a/", "f"));
+  EXPECT_FALSE(c.Find("b", "a/s/", "f"));
+  EXPECT_TRUE(c.Find("b", "ab/", "f"));
+  EXPECT_EQ(c.names(), 1u);
+}
+
+TEST_F(NameCacheTest, DropMakesTheNameAndTheListingUnknown) {
+  NameCache c = Make({.ttl = 10.0});
+  c.StoreListing("b", "d/", {File("f")}, now_);
+  c.Drop("b", "d/", "f");
+  EXPECT_FALSE(c.Find("b", "d/", "f"));
+  EXPECT_FALSE(c.Find("b", "d/", "other"));  // no longer known complete
+}
+
+TEST_F(NameCacheTest, NoTtlKeepsNothing) {
+  NameCache c = Make({.ttl = 0});
+  c.StoreFile("b", "d/", "x", Attrs(1, ""));
+  c.StoreListing("b", "d/", {File("y")}, now_);
+  c.MadeDir("b", "d/", "z");
+  EXPECT_FALSE(c.Find("b", "d/", "x"));
+  EXPECT_FALSE(c.Find("b", "d/", "q"));
+  EXPECT_FALSE(c.ShouldList("b", "d/"));
+}
+
+TEST(SplitKeyTest, DirectoryAndName) {
+  EXPECT_EQ(SplitKey("a/b/c"), (std::pair<std::string, std::string>{"a/b/", "c"}));
+  EXPECT_EQ(SplitKey("c"), (std::pair<std::string, std::string>{"", "c"}));
+}
+
+}  // namespace
+}  // namespace bucketfs::fs
