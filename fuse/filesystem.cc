@@ -40,6 +40,9 @@ Filesystem::Filesystem(std::shared_ptr<s3::ObjectClient> client, FsConfig config
                                                                     config_.listing_page_size,
                                                                     kListingPrefetchWorkers)
                               : nullptr),
+      pending_(config_.async_close ? std::make_unique<PendingUploads>(config_.async_uploads,
+                                                                      config_.max_pending_uploads)
+                                   : nullptr),
       // Every FUSE thread's LIST, and a few listings for lookups beside them.
       lookup_pool_(std::make_unique<WorkerPool>(config_.max_threads + 4)) {}
 
@@ -163,7 +166,28 @@ std::shared_ptr<Filesystem::DirHandle> Filesystem::GetDirHandle(uint64_t fh) con
   return it == dirs_.end() ? nullptr : it->second;
 }
 
+void Filesystem::WaitForUpload(const std::string& bucket, const std::string& key) {
+  if (!pending_) return;
+  Status ignored = pending_->WaitFor(bucket, key);  // FsyncDir reports it
+  (void)ignored;
+}
+
+Status Filesystem::FsyncDir(Ino ino) {
+  if (!inodes_.Get(ino)) return MakeError(ESTALE, "StaleInode", "inode was forgotten");
+  if (!pending_) return Status::Ok();
+  return pending_->WaitAll();
+}
+
 Status Filesystem::Shutdown() {
+  Status first;
+  if (pending_) {
+    first = pending_->WaitAll();
+    const auto n = pending_->counts();
+    if (n.submitted != 0) {
+      spdlog::info("background uploads: {} submitted, {} succeeded, {} failed", n.submitted,
+                   n.succeeded, n.failed);
+    }
+  }
   std::vector<std::shared_ptr<FileHandle>> open;
   {
     std::lock_guard lock(handles_mu_);
@@ -171,7 +195,6 @@ Status Filesystem::Shutdown() {
       if (h->writer) open.push_back(h);
     }
   }
-  Status first;
   for (auto& h : open) {
     Status s = CommitHandle(*h);
     if (!s.ok()) {

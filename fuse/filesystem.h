@@ -44,6 +44,7 @@
 #include "fuse/listing_prefetcher.h"
 #include "fuse/local_namespace.h"
 #include "fuse/name_cache.h"
+#include "fuse/pending_uploads.h"
 #include "fuse/sibling_hints.h"
 #include "fuse/stat_walkers.h"
 #include "fuse/task_runner.h"
@@ -136,6 +137,9 @@ class Filesystem {
   Status Flush(uint64_t fh, pid_t pid = 0);
   // fsync(2): completes the upload now, whoever asks.
   Status Fsync(uint64_t fh);
+  // fsync(2) of a directory: with --async-close, waits for every upload of a
+  // closed file and returns the first failure not yet reported.
+  Status FsyncDir(Ino ino);
 
   // --- Namespace (fs_namespace.cc)
   Result<Entry> Mkdir(Ino parent, const std::string& name);
@@ -191,6 +195,9 @@ class Filesystem {
   std::shared_ptr<FileHandle> GetFile(uint64_t fh) const;
   std::shared_ptr<DirHandle> GetDirHandle(uint64_t fh) const;
   Status CommitHandle(FileHandle& handle);
+  // With --async-close, waits until s3://bucket/key is no longer being
+  // uploaded in the background (its result is reported by FsyncDir).
+  void WaitForUpload(const std::string& bucket, const std::string& key);
 
   const std::shared_ptr<s3::ObjectClient> client_;
   const FsConfig config_;
@@ -211,6 +218,8 @@ class Filesystem {
   uint64_t next_fh_ GUARDED_BY(handles_mu_) = 1;
   std::map<uint64_t, std::shared_ptr<FileHandle>> files_ GUARDED_BY(handles_mu_);
   std::map<uint64_t, std::shared_ptr<DirHandle>> dirs_ GUARDED_BY(handles_mu_);
+  // Uploads of closed files (--async-close); null without it.
+  const std::unique_ptr<PendingUploads> pending_;
   // The LISTs that run beside a lookup's HEAD and the listings fetched for
   // lookups. Last member: destroyed (drained) before what its tasks use.
   const std::unique_ptr<WorkerPool> lookup_pool_;

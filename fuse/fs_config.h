@@ -56,6 +56,11 @@ struct FsConfig {
   bool direct_io = false;
   uint64_t max_read_request = 1ull << 20;  // FUSE max_read/max_write
   int max_upload_parts_in_flight = 4;      // per open file being written (--upload-concurrency)
+  // --async-close: the last close of a written file returns before its
+  // upload completes; fsync of a directory and unmount wait for them.
+  bool async_close = false;
+  int async_uploads = 16;            // background uploads at once
+  size_t max_pending_uploads = 256;  // closed files not yet uploaded; more makes release wait
   // Part buffers of every file being written together (--max-upload-memory);
   // 0 = the writers' default (256 MiB, or two windows of parts if larger).
   uint64_t max_upload_memory = 0;

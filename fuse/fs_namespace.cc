@@ -85,6 +85,7 @@ Status Filesystem::Unlink(Ino parent, const std::string& name) {
     return MakeError(EPERM, "DeleteNotAllowed", "mount with --allow-delete to delete objects");
   }
   const std::string key = dir->key + name;
+  WaitForUpload(dir->bucket, key);
   if (local_.FileAttrs(dir->bucket, key)) return MakeError(EBUSY, "Busy", key);
   Status s = client_->DeleteObject({dir->bucket, key});
   if (!s.ok()) return Logged("DeleteObject", dir->bucket, key, s.error());
@@ -172,6 +173,8 @@ Status Filesystem::Rename(Ino parent, const std::string& name, Ino new_parent,
   if (!dst_dir.ok()) return dst_dir.error();
   if (Status s = CheckWritable(*src_dir, name); !s.ok()) return s;
   if (Status s = CheckWritable(*dst_dir, new_name); !s.ok()) return s;
+  WaitForUpload(src_dir->bucket, src_dir->key + name);
+  WaitForUpload(dst_dir->bucket, dst_dir->key + new_name);
   auto src = Resolve(*src_dir, name);
   if (!src.ok()) return src.error();
   auto dst = Resolve(*dst_dir, new_name);

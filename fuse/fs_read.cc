@@ -14,6 +14,8 @@ Result<OpenedFile> Filesystem::Open(Ino ino, int flags, pid_t pid) {
   auto in = inodes_.Get(ino);
   if (!in) return MakeError(ESTALE, "StaleInode", "inode was forgotten");
   if (in->kind == Kind::kDir) return MakeError(EISDIR, "IsADirectory", in->key);
+  // A file closed but still uploading: its bytes are readable once in S3.
+  WaitForUpload(in->bucket, in->key);
   auto h = std::make_shared<FileHandle>();
   h->ino = ino;
   h->bucket = in->bucket;
@@ -117,6 +119,18 @@ void Filesystem::Release(uint64_t fh) {
     files_.erase(it);
   }
   if (!h->writer) return;
+  if (pending_) {
+    // The file stays listed as being written until its upload ends.
+    pending_->Submit(h->bucket, h->key, [this, h] {
+      Status s = CommitHandle(*h);
+      if (!s.ok()) {
+        spdlog::error("background upload of s3://{}/{} failed: {}", h->bucket, h->key,
+                      s.error().ToString());
+      }
+      return s;
+    });
+    return;
+  }
   Status s = CommitHandle(*h);
   if (!s.ok()) {
     spdlog::error("upload of s3://{}/{} failed at close: {}", h->bucket, h->key,

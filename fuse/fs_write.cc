@@ -12,6 +12,7 @@ Result<std::pair<Entry, OpenedFile>> Filesystem::Create(Ino parent, const std::s
   if (!dir.ok()) return dir.error();
   if (Status s = CheckWritable(*dir, name); !s.ok()) return s.error();
   const std::string key = dir->key + name;
+  WaitForUpload(dir->bucket, key);
   if (local_.FileAttrs(dir->bucket, key)) {
     return MakeError(EBUSY, "Busy", key + " is being written");
   }
@@ -53,6 +54,7 @@ Status Filesystem::Flush(uint64_t fh, pid_t pid) {
   if (!h->written.load(std::memory_order_relaxed) || (pid != 0 && pid != h->opener)) {
     return Status::Ok();
   }
+  if (pending_) return Status::Ok();  // --async-close: release uploads it in the background
   return CommitHandle(*h);
 }
 

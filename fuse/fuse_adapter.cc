@@ -257,6 +257,10 @@ void Unlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
   ReplyStatus(req, Fs(req).Unlink(parent, name));
 }
 
+void FsyncDir(fuse_req_t req, fuse_ino_t ino, int /*datasync*/, fuse_file_info* /*fi*/) {
+  ReplyStatus(req, Fs(req).FsyncDir(ino));
+}
+
 void Rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t newparent,
             const char* newname, unsigned int flags) {
   ReplyStatus(req, Fs(req).Rename(parent, name, newparent, newname, flags));
@@ -276,6 +280,7 @@ fuse_lowlevel_ops MakeOps() {
   ops.flush = Flush;
   ops.fsync = Fsync;
   ops.release = Release;
+  ops.fsyncdir = FsyncDir;
   ops.create = Create;
   ops.opendir = OpenDir;
   ops.readdir = ReadDir;

@@ -230,6 +230,9 @@ const std::vector<OptionSpec>& Specs() {
        "SIZE of multipart upload parts (16M)"},
       {"read-part-size", true, PartSize(&fs::FsConfig::read_part_size, 64ull << 10, 1ull << 30),
        "SIZE of ranged reads (8M)"},
+      {"async-close", false, Flag(&fs::FsConfig::async_close),
+       "close() returns once a written file is staged; uploads finish in the background (fsync "
+       "of a directory or unmount waits for them)"},
       {"direct-io", false, Flag(&fs::FsConfig::direct_io),
        "bypass the page cache (faster big reads; no MAP_SHARED mmap)"},
       {"max-memory", true, Budget(&fs::FsConfig::max_memory),

@@ -153,6 +153,7 @@ void FakeObjectClient::GetObjectAsync(const s3::GetObjectParams& p, std::span<st
 
 Result<s3::PutObjectResult> FakeObjectClient::PutObject(const s3::PutObjectParams& p,
                                                         std::span<const std::byte> body) {
+  WaitWhileHeld("PutObject");
   std::lock_guard lock(mu_);
   if (auto e = Enter("PutObject")) return *e;
   auto b = FindBucket(p.bucket);

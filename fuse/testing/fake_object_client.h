@@ -39,7 +39,7 @@ class FakeObjectClient : public s3::ObjectClient {
   void SetCopyReportsCrc32c(bool on);
   // The checksum each CreateMultipartUpload asked for, in call order.
   std::vector<s3::BodyChecksum> UploadChecksums() const;
-  // Calls of `op` ("HeadObject" or "ListObjectsV2") wait, before they are
+  // Calls of `op` ("HeadObject", "ListObjectsV2" or "PutObject") wait, before they are
   // counted, until Release(op): a request that has not answered yet.
   void Hold(const std::string& op);
   void Release(const std::string& op);

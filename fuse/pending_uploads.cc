@@ -1,0 +1,80 @@
+#include "fuse/pending_uploads.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace bucketfs::fs {
+
+PendingUploads::PendingUploads(int concurrency, size_t max_pending)
+    : max_pending_(std::max<size_t>(1, max_pending)),
+      pool_(std::make_unique<WorkerPool>(std::max(1, concurrency))) {}
+
+PendingUploads::~PendingUploads() { pool_.reset(); }
+
+void PendingUploads::Submit(const std::string& bucket, const std::string& key,
+                            std::function<Status()> upload) {
+  auto entry = std::make_shared<Upload>();
+  Key id{bucket, key};
+  {
+    std::unique_lock lock(mu_);
+    changed_.wait(lock, [&] { return pending_.size() < max_pending_; });
+    pending_[id] = entry;
+    ++counts_.submitted;
+  }
+  pool_->Post([this, id = std::move(id), entry, upload = std::move(upload)] {
+    Finish(id, entry, upload());
+  });
+}
+
+void PendingUploads::Finish(const Key& key, const std::shared_ptr<Upload>& upload, Status result) {
+  {
+    std::lock_guard lock(mu_);
+    upload->done = true;
+    upload->result = result;
+    if (result.ok()) {
+      ++counts_.succeeded;
+    } else {
+      ++counts_.failed;
+      if (first_unreported_.ok()) first_unreported_ = result;
+    }
+    auto it = pending_.find(key);
+    if (it != pending_.end() && it->second == upload) pending_.erase(it);
+  }
+  changed_.notify_all();
+}
+
+bool PendingUploads::Pending(const std::string& bucket, const std::string& key) const {
+  std::lock_guard lock(mu_);
+  return pending_.count({bucket, key}) != 0;
+}
+
+Status PendingUploads::WaitFor(const std::string& bucket, const std::string& key) {
+  std::unique_lock lock(mu_);
+  auto it = pending_.find({bucket, key});
+  if (it == pending_.end()) return Status::Ok();
+  std::shared_ptr<Upload> upload = it->second;
+  changed_.wait(lock, [&] { return upload->done; });
+  return upload->result;
+}
+
+Status PendingUploads::WaitAll() {
+  std::unique_lock lock(mu_);
+  std::vector<std::shared_ptr<Upload>> before;
+  for (const auto& [key, upload] : pending_) before.push_back(upload);
+  changed_.wait(lock, [&] {
+    for (const auto& u : before) {
+      if (!u->done) return false;
+    }
+    return true;
+  });
+  Status first = first_unreported_;
+  first_unreported_ = Status::Ok();
+  return first;
+}
+
+PendingUploads::Counts PendingUploads::counts() const {
+  std::lock_guard lock(mu_);
+  return counts_;
+}
+
+}  // namespace bucketfs::fs

@@ -1,0 +1,74 @@
+// PendingUploads: the uploads of files closed on an --async-close mount,
+// completed in the background so that close() returns once the file is
+// staged locally.
+//
+// Each upload is a task keyed by (bucket, key): at most `concurrency` run at
+// once, and Submit waits while `max_pending` are queued or running, which
+// bounds the local staging space they hold. Whoever needs the object in S3
+// waits for it: WaitFor one key (an open, rename or unlink of that name),
+// or WaitAll (fsync of a directory, unmount), which returns the first error
+// of every upload that failed since the previous WaitAll, so that no failure
+// goes unreported.
+//
+// Thread-safe. Destroying it waits for every upload.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include "fuse/task_runner.h"
+#include "fuse/thread_annotations.h"
+#include "s3/result.h"
+
+namespace bucketfs::fs {
+
+class PendingUploads {
+ public:
+  PendingUploads(int concurrency, size_t max_pending);
+  ~PendingUploads();
+  PendingUploads(const PendingUploads&) = delete;
+  PendingUploads& operator=(const PendingUploads&) = delete;
+
+  // Runs `upload` in the background for s3://bucket/key. REQUIRES: no upload
+  // of that key is pending (callers WaitFor it before a new writer exists).
+  void Submit(const std::string& bucket, const std::string& key, std::function<Status()> upload);
+  // True while an upload of the key is queued or running.
+  bool Pending(const std::string& bucket, const std::string& key) const;
+  // Waits until no upload of the key is pending; returns the result of the
+  // one it waited for (Ok when there was none).
+  Status WaitFor(const std::string& bucket, const std::string& key);
+  // Waits for every upload submitted before the call; returns the first
+  // failure not yet returned by a WaitAll.
+  Status WaitAll();
+
+  struct Counts {
+    uint64_t submitted = 0, succeeded = 0, failed = 0;
+  };
+  Counts counts() const;
+
+ private:
+  struct Upload {
+    bool done = false;
+    Status result;
+  };
+  using Key = std::pair<std::string, std::string>;
+
+  void Finish(const Key& key, const std::shared_ptr<Upload>& upload, Status result);
+
+  const size_t max_pending_;
+  mutable std::mutex mu_;
+  std::condition_variable changed_;  // an upload finished
+  std::map<Key, std::shared_ptr<Upload>> pending_ GUARDED_BY(mu_);
+  Status first_unreported_ GUARDED_BY(mu_);
+  Counts counts_ GUARDED_BY(mu_);
+  // Last member: destroyed (drained) first, while the fields above still exist.
+  std::unique_ptr<WorkerPool> pool_;
+};
+
+}  // namespace bucketfs::fs
