@@ -14,6 +14,9 @@ int RunCleanupCommand(int argc, char** argv);
 // bucketfs warm PATH [--data] [--threads N]   (warm_command.cc)
 int RunWarmCommand(int argc, char** argv);
 
+// bucketfs sync DIR...   (sync_command.cc)
+int RunSyncCommand(int argc, char** argv);
+
 // bucketfs s3://BUCKET[/PREFIX] MOUNTPOINT [options]   (mount_command.cc)
 int RunMountCommand(int argc, char** argv);
 

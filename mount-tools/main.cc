@@ -15,6 +15,8 @@ void PrintUsage(FILE* out) {
                "       bucketfs warm PATH [--threads N]                     walk a mounted tree "
                "into the cache\n"
                "       bucketfs cleanup s3://BUCKET[/PREFIX] [--older-than S] [--dry-run]\n"
+               "       bucketfs sync DIR...                                 wait for a mount's "
+               "background uploads\n"
                "       bucketfs --help | --version\n"
                "Run a subcommand with --help for its options.\n");
 }
@@ -38,6 +40,7 @@ int main(int argc, char** argv) {
   if (first == "s3") return bucketfs::tools::RunS3Command(argc - 1, argv + 1);
   if (first == "warm") return bucketfs::tools::RunWarmCommand(argc - 1, argv + 1);
   if (first == "cleanup") return bucketfs::tools::RunCleanupCommand(argc - 1, argv + 1);
+  if (first == "sync") return bucketfs::tools::RunSyncCommand(argc - 1, argv + 1);
   // Everything else is a mount: `bucketfs SOURCE MOUNTPOINT [options]`, also
   // the form mount(8) uses for fstab entries through the mount helper.
   return bucketfs::tools::RunMountCommand(argc, argv);

@@ -58,6 +58,7 @@ struct HttpResponse {
   uint64_t data_length = 0;
   bool head_only = false;  // HEAD: announce the length, send no body
   bool close = false;      // close the connection after this response
+  bool counted = false;    // an S3 request the app counts in flight until Sent()
   BodyFault fault;
 
   uint64_t BodyLength() const { return data ? data_length : body.size(); }

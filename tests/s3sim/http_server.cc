@@ -303,7 +303,9 @@ void HttpServer::ServeConnection(int fd) {
     HttpResponse resp = app_->Handle(*req);
     BodyPool::Default().Give(std::move(req->body));  // a body the handler did not keep
     if (req->method == "HEAD") resp.head_only = true;
-    if (!WriteResponse(fd, resp, keep_alive, wopt)) break;
+    const bool written = WriteResponse(fd, resp, keep_alive, wopt);
+    app_->Sent(resp);
+    if (!written) break;
   }
   ConnectionDone(fd);
 }

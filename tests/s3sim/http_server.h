@@ -33,6 +33,8 @@ class HttpApp {
   // A response for protocol-level errors (bad head, unsupported encoding).
   virtual HttpResponse ProtocolError(int status, const std::string& code,
                                      const std::string& message) = 0;
+  // The response to a handled request was written (or the connection failed).
+  virtual void Sent(const HttpResponse& /*resp*/) {}
 };
 
 struct ServerConfig {

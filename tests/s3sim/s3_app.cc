@@ -169,8 +169,13 @@ HttpResponse S3App::HandleAdmin(const HttpRequest& req) {
   return resp;
 }
 
+void S3App::Sent(const HttpResponse& resp) {
+  if (resp.counted) stats_->RequestEnded();
+}
+
 HttpResponse S3App::Handle(HttpRequest& req) {
   if (IsAdmin(req)) return HandleAdmin(req);
+  stats_->RequestStarted();
   S3Request r;
   r.request_id = NextRequestId();
   HttpResponse resp;
@@ -180,6 +185,7 @@ HttpResponse S3App::Handle(HttpRequest& req) {
     resp = Dispatch(r);
   }
   Stamp(resp, r.request_id);
+  resp.counted = true;
   return resp;
 }
 

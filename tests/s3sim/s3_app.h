@@ -27,6 +27,7 @@ class S3App : public HttpApp {
   HttpResponse Handle(HttpRequest& req) override;
   HttpResponse ProtocolError(int status, const std::string& code,
                              const std::string& message) override;
+  void Sent(const HttpResponse& resp) override;
 
  private:
   // Fills bucket, key and query; returns an error for malformed targets.

@@ -1,5 +1,7 @@
 #include "tests/s3sim/stats.h"
 
+#include <algorithm>
+
 namespace s3sim {
 
 void Stats::CountRequest(const std::string& op) {
@@ -18,6 +20,16 @@ void Stats::AddBytesSent(uint64_t n) {
   bytes_sent_ += n;
 }
 
+void Stats::RequestStarted() {
+  std::lock_guard lock(mu_);
+  max_in_flight_ = std::max(max_in_flight_, ++in_flight_);
+}
+
+void Stats::RequestEnded() {
+  std::lock_guard lock(mu_);
+  if (in_flight_ > 0) --in_flight_;
+}
+
 std::string Stats::Json() const {
   std::lock_guard lock(mu_);
   auto map_json = [](const std::map<std::string, uint64_t>& m) {
@@ -30,7 +42,7 @@ std::string Stats::Json() const {
   };
   return "{\"total\":" + std::to_string(total_) + ",\"ops\":" + map_json(ops_) +
          ",\"faults\":" + map_json(faults_) + ",\"body_bytes\":" + std::to_string(bytes_sent_) +
-         "}\n";
+         ",\"max_in_flight\":" + std::to_string(max_in_flight_) + "}\n";
 }
 
 void Stats::Reset() {
@@ -39,6 +51,7 @@ void Stats::Reset() {
   faults_.clear();
   total_ = 0;
   bytes_sent_ = 0;
+  max_in_flight_ = in_flight_;
 }
 
 }  // namespace s3sim

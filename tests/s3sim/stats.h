@@ -1,5 +1,8 @@
 // Request counters per S3 operation, served at GET /__s3sim/stats (JSON) and
-// cleared by POST /__s3sim/reset-stats, so tests can count server requests.
+// cleared by POST /__s3sim/reset-stats, so tests can count server requests;
+// also the most S3 requests in flight at once (from the handler's start to
+// the response's last byte, time to first byte included), which shows
+// whether a client's requests overlap.
 #ifndef TESTS_S3SIM_STATS_H_
 #define TESTS_S3SIM_STATS_H_
 
@@ -15,6 +18,8 @@ class Stats {
   void CountRequest(const std::string& op);
   void CountFault(const std::string& fault);
   void AddBytesSent(uint64_t n);
+  void RequestStarted();
+  void RequestEnded();
   std::string Json() const;
   void Reset();
 
@@ -24,6 +29,8 @@ class Stats {
   std::map<std::string, uint64_t> faults_;  // GUARDED_BY(mu_)
   uint64_t total_ = 0;                      // GUARDED_BY(mu_)
   uint64_t bytes_sent_ = 0;                 // GUARDED_BY(mu_)
+  uint64_t in_flight_ = 0;                  // GUARDED_BY(mu_)
+  uint64_t max_in_flight_ = 0;              // GUARDED_BY(mu_); since the last Reset
 };
 
 }  // namespace s3sim
