@@ -195,6 +195,8 @@ class Filesystem {
   std::shared_ptr<FileHandle> GetFile(uint64_t fh) const;
   std::shared_ptr<DirHandle> GetDirHandle(uint64_t fh) const;
   Status CommitHandle(FileHandle& handle);
+  // --async-close: hands the handle's upload to pending_ (once).
+  void SubmitUpload(const std::shared_ptr<FileHandle>& handle);
   // With --async-close, waits until s3://bucket/key is no longer being
   // uploaded in the background (its result is reported by FsyncDir).
   void WaitForUpload(const std::string& bucket, const std::string& key);

@@ -78,6 +78,21 @@ TEST_F(FsAsyncCloseTest, RenameOfAFileStillUploadingWaitsForItThenMovesIt) {
   EXPECT_FALSE(client_->Exists(kBucket, "c.tmp"));
 }
 
+TEST_F(FsAsyncCloseTest, ARenameBetweenCloseAndReleaseFindsTheUploadStarted) {
+  // The kernel sends RELEASE after close() returned: the application's next
+  // call (zarr's rename of its temporary file) can come first.
+  auto c = fs_->Create(kRootIno, "c.partial", O_WRONLY | O_CREAT);
+  ASSERT_TRUE(c.ok());
+  ASSERT_TRUE(fs_->Write(c->second.fh, 0, Bytes("chunk")).ok());
+  ASSERT_TRUE(fs_->Flush(c->second.fh).ok());
+  EXPECT_TRUE(fs_->Rename(kRootIno, "c.partial", kRootIno, "c", 0).ok());
+  fs_->Release(c->second.fh);
+  EXPECT_TRUE(fs_->FsyncDir(kRootIno).ok());
+  EXPECT_EQ(client_->Data(kBucket, "c"), "chunk");
+  EXPECT_FALSE(client_->Exists(kBucket, "c.partial"));
+  EXPECT_EQ(client_->Calls("PutObject"), 1);  // uploaded once, not again at release
+}
+
 TEST_F(FsAsyncCloseTest, ShutdownWaitsForEveryUpload) {
   client_->Hold("PutObject");
   for (int i = 0; i < 5; ++i) WriteAndClose("f" + std::to_string(i), "data");

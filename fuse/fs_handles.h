@@ -19,6 +19,7 @@ struct Filesystem::FileHandle {
   std::shared_ptr<FileWriter> writer;  // write handles (create, O_TRUNC)
   pid_t opener = 0;                    // the process that opened it
   std::atomic<bool> written{false};    // a write came through this handle
+  std::atomic<bool> submitted{false};  // --async-close: its upload was handed to pending_
 };
 
 struct Filesystem::DirHandle {

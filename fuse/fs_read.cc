@@ -109,6 +109,19 @@ Status Filesystem::CommitHandle(FileHandle& h) {
   return Status::Ok();
 }
 
+void Filesystem::SubmitUpload(const std::shared_ptr<FileHandle>& h) {
+  if (h->submitted.exchange(true)) return;
+  // The file stays listed as being written until its upload ends.
+  pending_->Submit(h->bucket, h->key, [this, h] {
+    Status s = CommitHandle(*h);
+    if (!s.ok()) {
+      spdlog::error("background upload of s3://{}/{} failed: {}", h->bucket, h->key,
+                    s.error().ToString());
+    }
+    return s;
+  });
+}
+
 void Filesystem::Release(uint64_t fh) {
   std::shared_ptr<FileHandle> h;
   {
@@ -119,18 +132,7 @@ void Filesystem::Release(uint64_t fh) {
     files_.erase(it);
   }
   if (!h->writer) return;
-  if (pending_) {
-    // The file stays listed as being written until its upload ends.
-    pending_->Submit(h->bucket, h->key, [this, h] {
-      Status s = CommitHandle(*h);
-      if (!s.ok()) {
-        spdlog::error("background upload of s3://{}/{} failed: {}", h->bucket, h->key,
-                      s.error().ToString());
-      }
-      return s;
-    });
-    return;
-  }
+  if (pending_) return SubmitUpload(h);
   Status s = CommitHandle(*h);
   if (!s.ok()) {
     spdlog::error("upload of s3://{}/{} failed at close: {}", h->bucket, h->key,

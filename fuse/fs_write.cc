@@ -54,7 +54,10 @@ Status Filesystem::Flush(uint64_t fh, pid_t pid) {
   if (!h->written.load(std::memory_order_relaxed) || (pid != 0 && pid != h->opener)) {
     return Status::Ok();
   }
-  if (pending_) return Status::Ok();  // --async-close: release uploads it in the background
+  if (pending_) {  // --async-close: uploaded in the background from now on
+    SubmitUpload(h);
+    return Status::Ok();
+  }
   return CommitHandle(*h);
 }
 
