@@ -195,6 +195,12 @@ class Filesystem {
   std::shared_ptr<FileHandle> GetFile(uint64_t fh) const;
   std::shared_ptr<DirHandle> GetDirHandle(uint64_t fh) const;
   Status CommitHandle(FileHandle& handle);
+  // --async-close: renames a file whose upload runs in the background by
+  // chaining copy + delete after it; nullopt when it is not such a file (or
+  // the upload already ended), for the usual rename.
+  std::optional<Status> RenameUploading(const Resolved& src, const InodeSnapshot& src_dir,
+                                        const std::string& name, const InodeSnapshot& dst_dir,
+                                        const std::string& new_name);
   // --async-close: hands the handle's upload to pending_ (once).
   void SubmitUpload(const std::shared_ptr<FileHandle>& handle);
   // With --async-close, waits until s3://bucket/key is no longer being
@@ -220,6 +226,9 @@ class Filesystem {
   uint64_t next_fh_ GUARDED_BY(handles_mu_) = 1;
   std::map<uint64_t, std::shared_ptr<FileHandle>> files_ GUARDED_BY(handles_mu_);
   std::map<uint64_t, std::shared_ptr<DirHandle>> dirs_ GUARDED_BY(handles_mu_);
+  // --async-close: closed files whose upload runs, by (bucket, key).
+  std::map<std::pair<std::string, std::string>, std::shared_ptr<FileHandle>> uploading_
+      GUARDED_BY(handles_mu_);
   // Uploads of closed files (--async-close); null without it.
   const std::unique_ptr<PendingUploads> pending_;
   // The LISTs that run beside a lookup's HEAD and the listings fetched for

@@ -66,16 +66,68 @@ TEST_F(FsAsyncCloseTest, AFailedUploadIsReportedByTheNextFsyncDirOnce) {
   EXPECT_EQ(gone.error().errno_value, ENOENT);
 }
 
-TEST_F(FsAsyncCloseTest, RenameOfAFileStillUploadingWaitsForItThenMovesIt) {
+TEST_F(FsAsyncCloseTest, RenameOfAFileStillUploadingReturnsAtOnceAndMovesItAfter) {
   client_->Hold("PutObject");
   WriteAndClose("c.tmp", "chunk");
-  auto renamed = std::async(std::launch::async,
-                            [&] { return fs_->Rename(kRootIno, "c.tmp", kRootIno, "c", 0); });
-  EXPECT_EQ(renamed.wait_for(std::chrono::milliseconds(50)), std::future_status::timeout);
+  ASSERT_TRUE(fs_->Rename(kRootIno, "c.tmp", kRootIno, "c", 0).ok());  // PUT still held
+  const int heads = client_->Calls("HeadObject");  // the target's lookup asked S3
+  auto moved = fs_->Lookup(kRootIno, "c");
+  ASSERT_TRUE(moved.ok());
+  EXPECT_EQ(moved->attr.st_size, 5);
+  auto old_name = fs_->Lookup(kRootIno, "c.tmp");
+  ASSERT_FALSE(old_name.ok());
+  EXPECT_EQ(old_name.error().errno_value, ENOENT);
   client_->Release("PutObject");
-  EXPECT_TRUE(renamed.get().ok());
+  EXPECT_TRUE(fs_->FsyncDir(kRootIno).ok());
   EXPECT_EQ(client_->Data(kBucket, "c"), "chunk");
   EXPECT_FALSE(client_->Exists(kBucket, "c.tmp"));
+  EXPECT_EQ(client_->Calls("PutObject"), 1);
+  EXPECT_EQ(client_->Calls("CopyObject"), 1);
+  EXPECT_EQ(client_->Calls("DeleteObject"), 1);
+  EXPECT_EQ(client_->Calls("HeadObject"), heads);  // the upload's own attributes pin the copy
+  EXPECT_EQ(ReadAll(moved->ino), "chunk");
+}
+
+TEST_F(FsAsyncCloseTest, AReaderOfAFileMovedWhileUploadingGetsItsBytes) {
+  client_->Hold("PutObject");
+  WriteAndClose("m.tmp", "moved bytes");
+  ASSERT_TRUE(fs_->Rename(kRootIno, "m.tmp", kRootIno, "m", 0).ok());
+  auto m = fs_->Lookup(kRootIno, "m");
+  ASSERT_TRUE(m.ok());
+  auto read = std::async(std::launch::async, [&] { return ReadAll(m->ino); });
+  EXPECT_EQ(read.wait_for(std::chrono::milliseconds(50)), std::future_status::timeout);
+  client_->Release("PutObject");
+  EXPECT_EQ(read.get(), "moved bytes");
+}
+
+TEST_F(FsAsyncCloseTest, AMovedUploadThatFailsIsReportedAndLeavesNoName) {
+  client_->Hold("PutObject");
+  client_->FailNext("PutObject", EACCES);
+  WriteAndClose("c.tmp", "chunk");
+  ASSERT_TRUE(fs_->Rename(kRootIno, "c.tmp", kRootIno, "c", 0).ok());
+  client_->Release("PutObject");
+  Status s = fs_->FsyncDir(kRootIno);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().errno_value, EACCES);
+  EXPECT_FALSE(client_->Exists(kBucket, "c"));
+  EXPECT_FALSE(client_->Exists(kBucket, "c.tmp"));
+  EXPECT_EQ(fs_->Lookup(kRootIno, "c").error().errno_value, ENOENT);
+  EXPECT_EQ(fs_->Lookup(kRootIno, "c.tmp").error().errno_value, ENOENT);
+}
+
+TEST_F(FsAsyncCloseTest, ANameMovedAwayCanBeWrittenAgainWithoutLosingEither) {
+  client_->Hold("PutObject");
+  WriteAndClose("c.tmp", "first");
+  ASSERT_TRUE(fs_->Rename(kRootIno, "c.tmp", kRootIno, "c", 0).ok());
+  // Writing the old name again waits for the move (whose delete of the old
+  // key would otherwise remove the new file).
+  auto again = std::async(std::launch::async, [&] { WriteAndClose("c.tmp", "second"); });
+  EXPECT_EQ(again.wait_for(std::chrono::milliseconds(50)), std::future_status::timeout);
+  client_->Release("PutObject");
+  again.get();
+  EXPECT_TRUE(fs_->FsyncDir(kRootIno).ok());
+  EXPECT_EQ(client_->Data(kBucket, "c"), "first");
+  EXPECT_EQ(client_->Data(kBucket, "c.tmp"), "second");
 }
 
 TEST_F(FsAsyncCloseTest, ARenameBetweenCloseAndReleaseFindsTheUploadStarted) {

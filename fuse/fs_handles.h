@@ -5,6 +5,7 @@
 #include <chrono>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "fuse/dir_listing.h"
@@ -20,6 +21,12 @@ struct Filesystem::FileHandle {
   pid_t opener = 0;                    // the process that opened it
   std::atomic<bool> written{false};    // a write came through this handle
   std::atomic<bool> submitted{false};  // --async-close: its upload was handed to pending_
+  // --async-close: a rename while the upload runs moves the name here and
+  // chains the copy; CommitHandle then publishes nothing under the old name.
+  std::mutex publish_mu;
+  bool published GUARDED_BY(publish_mu) = false;                // CommitHandle recorded the outcome
+  bool moved GUARDED_BY(publish_mu) = false;                    // renamed while uploading
+  std::optional<ObjectAttrs> committed GUARDED_BY(publish_mu);  // the uploaded object
 };
 
 struct Filesystem::DirHandle {

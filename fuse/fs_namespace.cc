@@ -173,7 +173,6 @@ Status Filesystem::Rename(Ino parent, const std::string& name, Ino new_parent,
   if (!dst_dir.ok()) return dst_dir.error();
   if (Status s = CheckWritable(*src_dir, name); !s.ok()) return s;
   if (Status s = CheckWritable(*dst_dir, new_name); !s.ok()) return s;
-  WaitForUpload(src_dir->bucket, src_dir->key + name);
   WaitForUpload(dst_dir->bucket, dst_dir->key + new_name);
   auto src = Resolve(*src_dir, name);
   if (!src.ok()) return src.error();
@@ -191,8 +190,21 @@ Status Filesystem::Rename(Ino parent, const std::string& name, Ino new_parent,
       return MakeError(EPERM, "Overwrite", "mount with --allow-overwrite to replace objects");
     }
   }
-  if (local_.FileAttrs(src->bucket, src->key)) return MakeError(EBUSY, "Busy", src->key);
   const std::string dst_key = dst_dir->key + new_name;
+  if (local_.FileAttrs(src->bucket, src->key)) {
+    if (pending_) {  // closed, uploading in the background: moved there too
+      if (auto moved = RenameUploading(*src, *src_dir, name, *dst_dir, new_name)) {
+        if (moved->ok()) {
+          inodes_.Rename(parent, name, new_parent, new_name, dst_dir->bucket, dst_key);
+        }
+        return *moved;
+      }
+      WaitForUpload(src->bucket, src->key);  // it ended meanwhile, or was renamed already
+      src = Resolve(*src_dir, name);
+      if (!src.ok()) return src.error();
+    }
+    if (local_.FileAttrs(src->bucket, src->key)) return MakeError(EBUSY, "Busy", src->key);
+  }
   if (src->bucket == dst_dir->bucket && src->key == dst_key) return Status::Ok();
   const bool fresh = std::chrono::steady_clock::now() - src->attrs.fetched <
                      std::chrono::duration<double>(config_.metadata_ttl);

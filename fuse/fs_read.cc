@@ -14,8 +14,13 @@ Result<OpenedFile> Filesystem::Open(Ino ino, int flags, pid_t pid) {
   auto in = inodes_.Get(ino);
   if (!in) return MakeError(ESTALE, "StaleInode", "inode was forgotten");
   if (in->kind == Kind::kDir) return MakeError(EISDIR, "IsADirectory", in->key);
-  // A file closed but still uploading: its bytes are readable once in S3.
-  WaitForUpload(in->bucket, in->key);
+  if (pending_ && pending_->Pending(in->bucket, in->key)) {
+    // A file closed but still uploading: its bytes are readable once in S3,
+    // with the attributes the upload (or the copy of a rename) recorded.
+    WaitForUpload(in->bucket, in->key);
+    in = inodes_.Get(ino);
+    if (!in) return MakeError(ESTALE, "StaleInode", "inode was forgotten");
+  }
   auto h = std::make_shared<FileHandle>();
   h->ino = ino;
   h->bucket = in->bucket;
@@ -98,25 +103,42 @@ Status Filesystem::CommitHandle(FileHandle& h) {
   if (r.ok()) {
     attrs = ObjectAttrs{r->size, std::chrono::system_clock::now(), r->etag,
                         std::chrono::steady_clock::now()};
-    names_.Wrote(h.bucket, dir_key, name, *attrs);
-  } else {
-    names_.Drop(h.bucket, dir_key, name);  // the old object, if any, may remain
   }
-  local_.RemoveFile(h.bucket, h.key, h.writer.get());
+  {
+    std::lock_guard lock(h.publish_mu);
+    h.published = true;
+    h.committed = attrs;
+    if (!h.moved) {  // else the rename's chained step publishes the new name
+      if (attrs) {
+        names_.Wrote(h.bucket, dir_key, name, *attrs);
+      } else {
+        names_.Drop(h.bucket, dir_key, name);  // the old object, if any, may remain
+      }
+      local_.RemoveFile(h.bucket, h.key, h.writer.get());
+      if (attrs) inodes_.SetAttrs(h.ino, *attrs);
+    }
+  }
   if (meta_) meta_->Changed(h.bucket, h.key);  // committed (or not): ask S3 next time
   if (!r.ok()) return r.error();
-  inodes_.SetAttrs(h.ino, *attrs);
   return Status::Ok();
 }
 
 void Filesystem::SubmitUpload(const std::shared_ptr<FileHandle>& h) {
   if (h->submitted.exchange(true)) return;
+  {
+    std::lock_guard lock(handles_mu_);
+    uploading_[{h->bucket, h->key}] = h;
+  }
   // The file stays listed as being written until its upload ends.
   pending_->Submit(h->bucket, h->key, [this, h] {
     Status s = CommitHandle(*h);
     if (!s.ok()) {
       spdlog::error("background upload of s3://{}/{} failed: {}", h->bucket, h->key,
                     s.error().ToString());
+    }
+    std::lock_guard lock(handles_mu_);
+    for (auto it = uploading_.begin(); it != uploading_.end();) {
+      it = it->second == h ? uploading_.erase(it) : std::next(it);
     }
     return s;
   });

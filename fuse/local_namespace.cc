@@ -42,6 +42,16 @@ void LocalNamespace::RemoveFile(const std::string& bucket, const std::string& ke
   if (it != files_.end() && it->second.writer.get() == writer) files_.erase(it);
 }
 
+void LocalNamespace::MoveFile(const std::string& bucket, const std::string& key,
+                              const std::string& to_bucket, const std::string& to_key) {
+  std::lock_guard lock(mu_);
+  auto it = files_.find({bucket, key});
+  if (it == files_.end()) return;
+  LocalFile moved = std::move(it->second);
+  files_.erase(it);
+  files_[{to_bucket, to_key}] = std::move(moved);
+}
+
 std::optional<ObjectAttrs> LocalNamespace::FileAttrs(const std::string& bucket,
                                                      const std::string& key) const {
   std::lock_guard lock(mu_);

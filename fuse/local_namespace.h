@@ -33,6 +33,10 @@ class LocalNamespace {
                std::shared_ptr<FileWriter> writer);
   // Removes the entry only if it still belongs to `writer`.
   void RemoveFile(const std::string& bucket, const std::string& key, const FileWriter* writer);
+  // Moves the entry of a file being written to another key (a rename while
+  // its upload runs).
+  void MoveFile(const std::string& bucket, const std::string& key, const std::string& to_bucket,
+                const std::string& to_key);
   // Attributes of a file being written, if `key` is one.
   std::optional<ObjectAttrs> FileAttrs(const std::string& bucket, const std::string& key) const;
 

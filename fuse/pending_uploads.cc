@@ -21,12 +21,29 @@ void PendingUploads::Submit(const std::string& bucket, const std::string& key,
     pending_[id] = entry;
     ++counts_.submitted;
   }
-  pool_->Post([this, id = std::move(id), entry, upload = std::move(upload)] {
-    Finish(id, entry, upload());
-  });
+  pool_->Post([this, entry, upload = std::move(upload)] { Finish(entry, upload()); });
 }
 
-void PendingUploads::Finish(const Key& key, const std::shared_ptr<Upload>& upload, Status result) {
+bool PendingUploads::Then(const std::string& bucket, const std::string& key,
+                          const std::string& next_bucket, const std::string& next_key,
+                          std::function<Status(Status)> next) {
+  std::lock_guard lock(mu_);
+  auto it = pending_.find({bucket, key});
+  if (it == pending_.end() || it->second->finishing || it->second->next) return false;
+  it->second->next = std::move(next);
+  pending_[{next_bucket, next_key}] = it->second;
+  return true;
+}
+
+void PendingUploads::Finish(const std::shared_ptr<Upload>& upload, Status result) {
+  std::function<Status(Status)> next;
+  {
+    std::lock_guard lock(mu_);
+    upload->finishing = true;
+    next = std::move(upload->next);
+    upload->next = nullptr;
+  }
+  if (next) result = next(std::move(result));
   {
     std::lock_guard lock(mu_);
     upload->done = true;
@@ -37,8 +54,9 @@ void PendingUploads::Finish(const Key& key, const std::shared_ptr<Upload>& uploa
       ++counts_.failed;
       if (first_unreported_.ok()) first_unreported_ = result;
     }
-    auto it = pending_.find(key);
-    if (it != pending_.end() && it->second == upload) pending_.erase(it);
+    for (auto it = pending_.begin(); it != pending_.end();) {
+      it = it->second == upload ? pending_.erase(it) : std::next(it);
+    }
   }
   changed_.notify_all();
 }

@@ -38,6 +38,13 @@ class PendingUploads {
   // Runs `upload` in the background for s3://bucket/key. REQUIRES: no upload
   // of that key is pending (callers WaitFor it before a new writer exists).
   void Submit(const std::string& bucket, const std::string& key, std::function<Status()> upload);
+  // Chains `next` after the pending upload of `key`, on the same thread, with
+  // that upload's result; its result becomes the upload's. From now on the
+  // upload stands for `next_key` too: WaitFor either key waits for both
+  // steps. False (nothing chained) when no upload of `key` is pending or one
+  // is already chained.
+  bool Then(const std::string& bucket, const std::string& key, const std::string& next_bucket,
+            const std::string& next_key, std::function<Status(Status)> next);
   // True while an upload of the key is queued or running.
   bool Pending(const std::string& bucket, const std::string& key) const;
   // Waits until no upload of the key is pending; returns the result of the
@@ -54,12 +61,14 @@ class PendingUploads {
 
  private:
   struct Upload {
+    bool finishing = false;  // the upload returned: nothing can be chained any more
     bool done = false;
     Status result;
+    std::function<Status(Status)> next;  // chained by Then; runs before done
   };
   using Key = std::pair<std::string, std::string>;
 
-  void Finish(const Key& key, const std::shared_ptr<Upload>& upload, Status result);
+  void Finish(const std::shared_ptr<Upload>& upload, Status result);
 
   const size_t max_pending_;
   mutable std::mutex mu_;

@@ -21,8 +21,10 @@ TEST(PendingUploadsTest, WaitForReturnsTheResultOfThatKeyOnly) {
   EXPECT_TRUE(p.WaitFor("b", "fast").ok());
   EXPECT_TRUE(p.Pending("b", "slow"));
   EXPECT_TRUE(p.WaitFor("b", "none").ok());
+  auto waited = std::async(std::launch::async, [&] { return p.WaitFor("b", "slow"); });
+  EXPECT_EQ(waited.wait_for(std::chrono::milliseconds(50)), std::future_status::timeout);
   go.set_value();
-  Status s = p.WaitFor("b", "slow");
+  Status s = waited.get();
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error().errno_value, EIO);
   EXPECT_FALSE(p.Pending("b", "slow"));

@@ -123,5 +123,28 @@ check "every object is in the bucket once fsync(dir) returned" test "$objects" -
 check "an object holds the bytes written" test "$(s3 sha256 "$BUCKET" async/t3-7)" = \
   "$(python3 -c 'import hashlib; print(hashlib.sha256(bytes([3, 7]) * 5000).hexdigest())')"
 check "read back through the mount" cmp <(python3 -c 'import sys; sys.stdout.buffer.write(bytes([5, 24]) * 5000)') "$MNT/async/t5-24"
+# Write to a temporary name, close, rename, read back at once (zarr's way):
+# the rename returns before the upload, the read waits for it.
+write_rename_read() {
+  timeout 120 python3 - "$MNT/async" <<'PY'
+import os, sys
+d = sys.argv[1]
+for i in range(20):
+    data = bytes([i]) * (1000 + i)
+    tmp = os.path.join(d, f"chunk{i}.partial")
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, os.path.join(d, f"chunk{i}"))
+    with open(os.path.join(d, f"chunk{i}"), "rb") as f:
+        if f.read() != data:
+            sys.exit(f"chunk{i}: wrong bytes right after the rename")
+PY
+}
+reset_stats
+check "write, rename, read back 20 chunks" write_rename_read
+check "bucketfs sync after the renames" timeout 120 "$BUCKETFS" sync "$MNT/async"
+log "20 chunks written and renamed: $(stats)"
+check "no temporary name is left in the bucket" test "$(s3 list "$BUCKET" async/chunk | grep -c partial || true)" -eq 0
+check "every chunk is in the bucket" test "$(s3 list "$BUCKET" async/chunk | wc -l)" -eq 20
 unmount "$MNT"
 finish
