@@ -63,7 +63,7 @@ Result<OpenedFile> Filesystem::Open(Ino ino, int flags, pid_t pid) {
     const std::string previous = inodes_.ExchangeOpenEtag(ino, attrs->etag);
     opened.keep_cache = !attrs->etag.empty() && previous == attrs->etag;
     h->reader = readers_->Open({in->bucket, in->key, attrs->etag, attrs->size});
-    if (auto next = siblings_.After(in->parent, in->name, kHintedSiblings); !next.empty()) {
+    if (auto next = siblings_.AfterInOrder(in->parent, in->name, kHintedSiblings); !next.empty()) {
       readers_->HintNextFiles(next);
     }
   }

@@ -74,20 +74,37 @@ TEST_F(PrefetchReaderTest, DirectReaderAsyncMatches) {
   EXPECT_EQ(ReadAllAsync(e->ino, 65536), data);
 }
 
-TEST_F(PrefetchReaderTest, OpeningAFileHintsItsSiblings) {
-  for (int i = 0; i < 5; ++i) client_->Put(kBucket, "s" + std::to_string(i), Pattern(500 + i));
+TEST_F(PrefetchReaderTest, OpeningFilesInListingOrderHintsTheirSiblings) {
+  for (int i = 0; i < 6; ++i) client_->Put(kBucket, "s" + std::to_string(i), Pattern(500 + i));
   MountWithPrefetch();
   ListDir(kRootIno, true);  // the listing the hints come from
-  auto e = fs_->Lookup(kRootIno, "s0");
+  auto first = fs_->Lookup(kRootIno, "s0");
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(ReadAll(first->ino), Pattern(500));  // one open says nothing of the order
+  auto e = fs_->Lookup(kRootIno, "s1");
   ASSERT_TRUE(e.ok());
   const int gets_before = client_->Calls("GetObject");
   auto opened = fs_->Open(e->ino, O_RDONLY);
   ASSERT_TRUE(opened.ok());
   fs_->Release(opened->fh);
-  EXPECT_EQ(client_->Calls("GetObject") - gets_before, 4);  // s1..s4 fetched ahead
+  EXPECT_EQ(client_->Calls("GetObject") - gets_before, 4);  // s2..s5 fetched ahead
   auto s3 = fs_->Lookup(kRootIno, "s3");
   EXPECT_EQ(ReadAll(s3->ino), Pattern(503));
   EXPECT_EQ(client_->Calls("GetObject") - gets_before, 4);  // served from the hint
+}
+
+TEST_F(PrefetchReaderTest, OpensInShuffledOrderFetchNoSiblings) {
+  for (int i = 0; i < 40; ++i)
+    client_->Put(kBucket, "s" + std::to_string(10 + i), Pattern(500 + i));
+  MountWithPrefetch();
+  ListDir(kRootIno, true);
+  const int gets_before = client_->Calls("GetObject");
+  for (int i : {30, 12, 45, 21, 39}) {
+    auto e = fs_->Lookup(kRootIno, "s" + std::to_string(i));
+    ASSERT_TRUE(e.ok());
+    EXPECT_EQ(ReadAll(e->ino), Pattern(500 + i - 10));
+  }
+  EXPECT_EQ(client_->Calls("GetObject") - gets_before, 5);  // the files read, nothing more
 }
 
 TEST_F(PrefetchReaderTest, ChangedObjectIsAnError) {

@@ -43,26 +43,48 @@ void SiblingHints::RememberLazy(Ino dir, const std::string& bucket, const std::s
   Insert(dir, std::move(listing));
 }
 
+std::shared_ptr<SiblingHints::Listing> SiblingHints::Find(Ino dir) const {
+  std::lock_guard lock(mu_);
+  auto it = listings_.find(dir);
+  return it == listings_.end() ? nullptr : it->second;
+}
+
+void SiblingHints::IndexLazily(Listing& l) {
+  if (!l.source) return;
+  if (auto entries = l.source()) Index(l, *entries);
+  l.source = nullptr;
+}
+
+std::vector<ObjectVersion> SiblingHints::FilesAfter(const Listing& l, size_t pos, size_t n) {
+  std::vector<ObjectVersion> out;
+  for (size_t i = pos + 1; i < l.files.size() && out.size() < n; ++i) out.push_back(l.files[i]);
+  return out;
+}
+
 std::vector<ObjectVersion> SiblingHints::After(Ino dir, const std::string& name, size_t n) const {
-  std::shared_ptr<Listing> listing;
-  {
-    std::lock_guard lock(mu_);
-    auto it = listings_.find(dir);
-    if (it == listings_.end()) return {};
-    listing = it->second;
-  }
+  std::shared_ptr<Listing> listing = Find(dir);
+  if (!listing) return {};
   std::lock_guard lock(listing->mu);
-  if (listing->source) {
-    if (auto entries = listing->source()) Index(*listing, *entries);
-    listing->source = nullptr;
-  }
+  IndexLazily(*listing);
   auto pos = listing->index.find(name);
   if (pos == listing->index.end()) return {};
-  std::vector<ObjectVersion> out;
-  for (size_t i = pos->second + 1; i < listing->files.size() && out.size() < n; ++i) {
-    out.push_back(listing->files[i]);
-  }
-  return out;
+  return FilesAfter(*listing, pos->second, n);
+}
+
+std::vector<ObjectVersion> SiblingHints::AfterInOrder(Ino dir, const std::string& name, size_t n) {
+  std::shared_ptr<Listing> listing = Find(dir);
+  if (!listing) return {};
+  std::lock_guard lock(listing->mu);
+  IndexLazily(*listing);
+  auto found = listing->index.find(name);
+  if (found == listing->index.end()) return {};
+  const size_t pos = found->second;
+  bool in_order = false;
+  for (size_t p : listing->recent) in_order |= p < pos && pos <= p + n;
+  listing->recent.push_back(pos);
+  if (listing->recent.size() > kRecentOpens) listing->recent.pop_front();
+  if (!in_order) return {};
+  return FilesAfter(*listing, pos, n);
 }
 
 }  // namespace bucketfs::fs

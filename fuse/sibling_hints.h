@@ -36,6 +36,12 @@ class SiblingHints {
                     EntriesSource source);
   // Up to `n` files listed after `name` in `dir`, nearest first.
   std::vector<ObjectVersion> After(Ino dir, const std::string& name, size_t n) const;
+  // Records an open of `name` in `dir`; returns After(dir, name, n) only when
+  // the opens of `dir` follow its listing order (`name` is listed within `n`
+  // after one of the last kRecentOpens opens there), else nothing: a reader
+  // in shuffled order would waste every fetch a hint starts.
+  std::vector<ObjectVersion> AfterInOrder(Ino dir, const std::string& name, size_t n);
+  static constexpr size_t kRecentOpens = 16;
 
  private:
   struct Listing {
@@ -44,7 +50,12 @@ class SiblingHints {
     std::string bucket, dir_key;
     std::vector<ObjectVersion> files GUARDED_BY(mu);
     std::unordered_map<std::string, size_t> index GUARDED_BY(mu);  // name -> position in files
+    std::deque<size_t> recent GUARDED_BY(mu);  // positions of the last opens, newest last
   };
+  std::shared_ptr<Listing> Find(Ino dir) const;
+  static void IndexLazily(Listing& l) REQUIRES(l.mu);
+  static std::vector<ObjectVersion> FilesAfter(const Listing& l, size_t pos, size_t n)
+      REQUIRES(l.mu);
   static void Index(Listing& l, const std::vector<ListedEntry>& entries) REQUIRES(l.mu);
   void Insert(Ino dir, std::shared_ptr<Listing> listing);
 

@@ -38,5 +38,22 @@ TEST(SiblingHintsTest, BoundedNumberOfDirectories) {
   EXPECT_EQ(h.After(3, "a", 5).size(), 2u);
 }
 
+TEST(SiblingHintsTest, HintsOnlyOpensThatFollowTheListingOrder) {
+  SiblingHints h;
+  std::vector<ListedEntry> entries;
+  for (int i = 0; i < 100; ++i) entries.push_back({"f" + std::to_string(100 + i), Kind::kFile, {}});
+  h.Remember(7, "b", "d/", entries);
+  EXPECT_TRUE(h.AfterInOrder(7, "f100", 4).empty());  // a first open says nothing yet
+  auto next = h.AfterInOrder(7, "f101", 4);           // in order: hinted
+  ASSERT_EQ(next.size(), 4u);
+  EXPECT_EQ(next[0].key, "d/f102");
+  EXPECT_EQ(h.AfterInOrder(7, "f103", 4).size(), 4u);  // a skip within the window too
+  // Shuffled opens far from every recent one: nothing.
+  EXPECT_TRUE(h.AfterInOrder(7, "f170", 4).empty());
+  EXPECT_TRUE(h.AfterInOrder(7, "f140", 4).empty());
+  EXPECT_TRUE(h.AfterInOrder(7, "f120", 4).empty());
+  EXPECT_TRUE(h.AfterInOrder(7, "f110", 4).empty());
+}
+
 }  // namespace
 }  // namespace bucketfs::fs
