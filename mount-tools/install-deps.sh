@@ -24,6 +24,7 @@ packages=(
   curl ca-certificates procps psmisc
   fio s3fs rclone gnuplot-nox
   python3 python3-numpy python3-boto3 python3-torch
+  python3-zarr
 )
 
 missing=()

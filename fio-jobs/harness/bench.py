@@ -362,10 +362,13 @@ class Mount:
     """A FUSE daemon in the foreground: bucketfs, s3fs, rclone or nullfs."""
 
     def __init__(self, target, server, bins, workdir, write, bucketfs_opts=(), nullfs_opts=(),
-                 size=1 << 30):
+                 size=1 << 30, rclone_opts=("--vfs-cache-mode", "off"), label=None):
+        """label names the mount directory and log (default: target), so that
+        variants of one daemon (smallfile_bench.py) keep their logs apart."""
         self.target = target
-        self.mnt = tempfile.mkdtemp(prefix=f"mnt-{target}-", dir=workdir)
-        self.log_path = os.path.join(workdir, f"{target}-daemon.log")
+        label = label or target
+        self.mnt = tempfile.mkdtemp(prefix=f"mnt-{label}-", dir=workdir)
+        self.log_path = os.path.join(workdir, f"{label}-daemon.log")
         env = server.client_env()
         ep = server.endpoint
         if target in ("bucketfs", "base"):  # base: the same mount with --base-bin
@@ -387,9 +390,9 @@ class Mount:
                 "RCLONE_CONFIG_S3_SECRET_ACCESS_KEY": env["AWS_SECRET_ACCESS_KEY"],
                 "RCLONE_CONFIG_S3_REGION": "us-east-1", "RCLONE_CONFIG_S3_FORCE_PATH_STYLE": "true",
             })
-            # off: reads and writes stream; "writes" would upload after close,
-            # so the figure would measure the local disk.
-            cmd = ["rclone", "mount", f"s3:{BUCKET}", self.mnt, "--vfs-cache-mode", "off"]
+            # off (the default here): reads and writes stream; "writes" would
+            # upload after close, so a fio figure would measure the local disk.
+            cmd = ["rclone", "mount", f"s3:{BUCKET}", self.mnt, *rclone_opts]
         elif target == "nullfs":
             # The jobs' layout (seq/file-0..7, write/) with no server behind it.
             cmd = [bins["nullfs"], self.mnt, "--files", "8", "--size", str(size), *nullfs_opts]
