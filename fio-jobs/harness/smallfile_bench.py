@@ -56,7 +56,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import urllib.request
 from collections.abc import MutableMapping
@@ -258,13 +257,16 @@ def list_keys(bins, server, prefix):
 def wait_visible(bins, server, prefix, present, absent, timeout):
     """Polls the listing until every key of `present` is there and none of
     `absent`; returns (seconds, LIST pages it issued) or (None, pages) after
-    timeout. A target that uploads after close shows here."""
+    timeout. The seconds run from the first poll's start to the start of the
+    one that saw it all: 0 when the change was there as the phase ended. A
+    target that uploads after close shows here."""
     t0, pages = time.monotonic(), 0
     while True:
+        started = time.monotonic()  # the listing shows the bucket as of about then
         keys = list_keys(bins, server, prefix)
         pages += max(1, math.ceil(len(keys) / LIST_PAGE))
         if present <= keys and not (absent & keys):
-            return time.monotonic() - t0, pages
+            return started - t0, pages
         if time.monotonic() - t0 > timeout:
             missing = len(present - keys) + len(absent & keys)
             log(f"listing of {prefix} still differs in {missing} keys after {timeout:.0f} s")
@@ -365,28 +367,26 @@ class S3Store(MutableMapping):
 
 
 class S3Target:
-    """The direct client: boto3, one client per thread (python3-boto3)."""
+    """The direct client: boto3 (python3-boto3), one client shared by the
+    threads (clients are thread-safe). Made before any timing: a boto3 client
+    takes ~0.1-0.3 s of CPU to build, and one per thread inside the phase
+    made 8 threads slower than one."""
 
     direct = True
 
     def __init__(self, server, pool):
-        self.server, self.pool = server, pool
-        self.local = threading.local()
+        import boto3
+        from botocore.config import Config
+        env = server.env
+        self.c = boto3.session.Session().client(
+            "s3", endpoint_url=server.endpoint, region_name="us-east-1",
+            aws_access_key_id=env["AWS_ACCESS_KEY_ID"],
+            aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"],
+            config=Config(s3={"addressing_style": "path"}, max_pool_connections=pool,
+                          retries={"max_attempts": 3}))
 
     def client(self):
-        c = getattr(self.local, "c", None)
-        if c is None:
-            import boto3
-            from botocore.config import Config
-            env = self.server.env
-            c = boto3.session.Session().client(
-                "s3", endpoint_url=self.server.endpoint, region_name="us-east-1",
-                aws_access_key_id=env["AWS_ACCESS_KEY_ID"],
-                aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"],
-                config=Config(s3={"addressing_style": "path"}, max_pool_connections=self.pool,
-                              retries={"max_attempts": 3}))
-            self.local.c = c
-        return c
+        return self.c
 
     def mkdirs(self, dirs):
         pass  # S3 has no directories
@@ -469,18 +469,20 @@ class Ctx:
         self.shape = SHAPES[args.server]
 
 
-def measure(ctx, tgt, row, fn_items, threads, fn, nbytes=0, visible=None, floor_args=None):
+def measure(ctx, tgt, row, fn_items, threads, fn, nbytes=0, visible=None, floor_args=None,
+            ops=None):
     """Runs one phase on tgt and returns its row: time, requests (reset
     before, read after; a visibility poll's own LISTs taken off), CPU of the
     daemon, floor and measured / floor. visible: (prefix, present, absent)
-    to poll after the phase."""
+    to poll after the phase. ops: the ops the items stand for when an item
+    is not one op (lsstat: a directory of files; chunk_read: a batch)."""
     tgt.before_phase()
     ctx.stats.reset()
     ops0, cpu0 = ctx.stats.ops(), tgt.cpu()
     secs, errs, bad = run_ops(fn_items, threads, fn)
     cpu1 = tgt.cpu()
     tgt.check_alive()
-    n = len(fn_items)
+    n = ops if ops is not None else len(fn_items)
     row.update({"ops": n, "seconds": secs, "ops_s": n / secs if secs else None, "bytes": nbytes,
                 "mb_s": nbytes / secs / 1e6 if secs else None, "errors": errs[:20],
                 "error_count": len(errs), "mismatches": bad,
@@ -506,7 +508,8 @@ def measure(ctx, tgt, row, fn_items, threads, fn, nbytes=0, visible=None, floor_
                      floor_args.get("keys_per_dir")))
     fo = row["floor_ops_s"]
     row["x_floor"] = fo / row["ops_s"] if fo and row["ops_s"] else None
-    log(f"{row['pattern']} {row['phase']} {row.get('layout') or ''} t{threads} {row['target']}: "
+    log(f"{row['pattern']} {row['phase']} {row.get('layout') or ''} t{row['threads']} "
+        f"{row['target']}: "
         f"{row['ops_s']:.1f} ops/s, {per_op_text(row['requests_by_type'], n)}"
         + (f", {len(errs)} errors (first: {errs[0]})" if errs else ""))
     return row
@@ -546,9 +549,10 @@ def mdtest(ctx, tgt, target, layout, threads):
                         lambda k: tgt.create(k, content(k, seed, size)), size * len(names),
                         visible=(base + "/", set(names), set()), floor_args=common))
     rows.append(measure(ctx, tgt, row("stat"), names, threads, stat, floor_args=common))
-    lrow = measure(ctx, tgt, row("lsstat"), dirs, min(threads, ndirs), lsstat,
-                   floor_args={"parallel": min(threads, ndirs), "keys_per_dir": per_dir})
-    rows.append(per_file(lrow, a.files))
+    # Threads over directories: lsstat's ops are the files listed.
+    rows.append(measure(ctx, tgt, row("lsstat"), dirs, min(threads, ndirs), lsstat,
+                        floor_args={"parallel": min(threads, ndirs), "keys_per_dir": per_dir},
+                        ops=a.files))
     rows.append(measure(ctx, tgt, row("read"), names, threads,
                         lambda k: check(k, tgt.read(k), seed, size), size * len(names),
                         floor_args=common))
@@ -558,18 +562,6 @@ def mdtest(ctx, tgt, target, layout, threads):
     rows.append(measure(ctx, tgt, row("unlink"), renamed, threads, tgt.unlink,
                         visible=(base + "/", set(), set(renamed)), floor_args=common))
     return rows
-
-
-def per_file(row, files):
-    """lsstat runs per directory: its figures are restated per file listed."""
-    secs = row["seconds"]
-    row["dirs"] = row["ops"]
-    row["ops"] = files
-    row["ops_s"] = files / secs if secs else None
-    fo = row["floor_ops_s"]
-    if fo:  # floor() gave directories' pages per key already; parallel streams over dirs
-        row["x_floor"] = fo / row["ops_s"] if row["ops_s"] else None
-    return row
 
 
 def chunk_write(ctx, tgt, target):
@@ -622,13 +614,11 @@ def chunk_read(ctx, tgt, target, threads):
     # run_ops counts a failed batch once; one thread walks the batches in order.
     try:
         r = measure(ctx, tgt, row, batches, 1, batch, cs * n,
-                    floor_args={"size": cs, "parallel": threads})
+                    floor_args={"size": cs, "parallel": threads}, ops=n)
     finally:
         if pool:
             pool.shutdown()
-    r["ops"], r["batches"] = n, len(batches)
-    r["ops_s"] = n / r["seconds"] if r["seconds"] else None
-    r["x_floor"] = r["floor_ops_s"] / r["ops_s"] if r["floor_ops_s"] and r["ops_s"] else None
+    r["batches"] = len(batches)
     return r
 
 
