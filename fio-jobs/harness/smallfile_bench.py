@@ -57,6 +57,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 import urllib.request
 from collections.abc import MutableMapping
 from concurrent.futures import ThreadPoolExecutor
@@ -515,8 +516,9 @@ def measure(ctx, tgt, row, fn_items, threads, fn, nbytes=0, visible=None, floor_
     return row
 
 
-def mdtest(ctx, tgt, target, layout, threads):
-    """create, stat, lsstat, read, rename, unlink of --files files."""
+def mdtest(ctx, tgt, target, layout, threads, rows):
+    """create, stat, lsstat, read, rename, unlink of --files files; each
+    phase's row is appended to rows as soon as it ran."""
     a = ctx.args
     ndirs = 1 if layout == "flat" else a.dirs
     base = f"sf/{target}/{layout}-t{threads}"
@@ -543,7 +545,6 @@ def mdtest(ctx, tgt, target, layout, threads):
         if wrong:
             raise Mismatch(f"{d}: {len(wrong)} of {len(want)} files missing or of the wrong size")
 
-    rows = []
     common = {"size": size, "parallel": threads}
     rows.append(measure(ctx, tgt, row("create"), names, threads,
                         lambda k: tgt.create(k, content(k, seed, size)), size * len(names),
@@ -561,7 +562,6 @@ def mdtest(ctx, tgt, target, layout, threads):
                         visible=(base + "/", set(renamed), set(names)), floor_args=common))
     rows.append(measure(ctx, tgt, row("unlink"), renamed, threads, tgt.unlink,
                         visible=(base + "/", set(), set(renamed)), floor_args=common))
-    return rows
 
 
 def chunk_write(ctx, tgt, target):
@@ -580,7 +580,9 @@ def chunk_write(ctx, tgt, target):
         import numpy as np
         z[k * cs:(k + 1) * cs] = np.frombuffer(content(f"chunk-{k}", a.seed, cs), dtype="u1")
 
-    keys = {f"{prefix}/{k}" for k in range(n)}
+    # .zarray too: written before the timed chunks, a target that uploads
+    # after close (rclone-writes) may not have sent it yet either.
+    keys = {f"{prefix}/{k}" for k in range(n)} | {f"{prefix}/.zarray"}
     return measure(ctx, tgt, row, list(range(n)), 1, write, cs * n,
                    visible=(prefix + "/", keys, set()), floor_args={"size": cs, "parallel": 1})
 
@@ -680,7 +682,12 @@ class Session:
         if kind == "bucketfs":
             kw["bucketfs_opts"] = opts
         elif kind == "rclone":
-            kw["rclone_opts"] = [*opts, "--cache-dir", os.path.join(workdir, f"rclone-cache-{name}")]
+            # A cache directory per mount: with one per target, rclone-writes
+            # read chunks back from the files it had written (no GET), which
+            # is no cold read. Uploads are done before unmounting (measure
+            # polls the listing), so nothing is lost with the directory.
+            cache = tempfile.mkdtemp(prefix=f"rclone-cache-{name}-", dir=workdir)
+            kw["rclone_opts"] = [*opts, "--cache-dir", cache]
         self.mount = bench.Mount(kind, ctx.server, ctx.bins, workdir, True, **kw)
         self.tgt = FsTarget(self.mount)
 
@@ -690,38 +697,40 @@ class Session:
             self.mount.close()
 
 
-def with_session(ctx, workdir, name, spec, pool, fn):
-    """fn(target) on a fresh mount, unmounted after; rows get the daemon's peak RSS."""
+def with_session(ctx, workdir, name, spec, pool, rows, fn):
+    """fn(target, rows) on a fresh mount, unmounted after, also when a phase
+    raised; the rows it appended get the daemon's peak RSS."""
+    start = len(rows)
     s = Session(ctx, workdir, name, spec, pool)
     try:
-        rows = fn(s.tgt)
+        fn(s.tgt, rows)
     finally:
         s.close()
-    for r in rows if isinstance(rows, list) else [rows]:
-        r["peak_rss_mib"] = getattr(s, "peak_rss", 0) / (1 << 20) or None
-    return rows if isinstance(rows, list) else [rows]
+        for r in rows[start:]:
+            r["peak_rss_mib"] = getattr(s, "peak_rss", 0) / (1 << 20) or None
 
 
-def run_target(ctx, workdir, name, spec):
+def run_target(ctx, workdir, name, spec, rows):
+    """Every pattern on one target; rows are appended as they come, so a
+    target that fails half-way keeps the rows it had."""
     a = ctx.args
-    rows = []
     pool = max(a.thread_list) + 2
     if "mdtest" in a.pattern_list:
         for layout in a.layout_list:
             for t in a.thread_list:
-                rows += with_session(ctx, workdir, name, spec, pool,
-                                     lambda tgt, layout=layout, t=t: mdtest(ctx, tgt, name, layout, t))
+                with_session(ctx, workdir, name, spec, pool, rows,
+                             lambda tgt, out, layout=layout, t=t:
+                             mdtest(ctx, tgt, name, layout, t, out))
     if "chunks" in a.pattern_list:
-        rows += with_session(ctx, workdir, name, spec, pool,
-                             lambda tgt: chunk_write(ctx, tgt, name))
+        with_session(ctx, workdir, name, spec, pool, rows,
+                     lambda tgt, out: out.append(chunk_write(ctx, tgt, name)))
         for t in a.thread_list:
-            rows += with_session(ctx, workdir, name, spec, pool,
-                                 lambda tgt, t=t: chunk_read(ctx, tgt, name, t))
+            with_session(ctx, workdir, name, spec, pool, rows,
+                         lambda tgt, out, t=t: out.append(chunk_read(ctx, tgt, name, t)))
     if "par" in a.pattern_list:
         for t in sorted({1, a.par_threads}):
-            rows += with_session(ctx, workdir, name, spec, pool,
-                                 lambda tgt, t=t: par_read(ctx, tgt, name, t))
-    return rows
+            with_session(ctx, workdir, name, spec, pool, rows,
+                         lambda tgt, out, t=t: out.append(par_read(ctx, tgt, name, t)))
 
 
 def cleanup_target(ctx, name):
@@ -808,19 +817,25 @@ def main(argv=None):
     workdir = tempfile.mkdtemp(prefix="smallfile-bench-")
     rows, failures, server = [], [], None
     try:
-        server = bench.Server(a.server, bins["s3sim"])
+        try:
+            server = bench.Server(a.server, bins["s3sim"])
+        except subprocess.CalledProcessError as e:
+            sys.exit(f"smallfile_bench: {a.server} did not start: {(e.stderr or '').strip()} "
+                     "(s3rver: S3RVER_BIN=/path/to/s3rver, as tests/fixtures/start-server.sh)")
         ctx = Ctx(a, server, bins)
         if "par" in a.pattern_list:
             upload_par(ctx)
         for name in targets:
             log(f"--- target {name}: {specs[name][0]} {' '.join(specs[name][1])}")
             try:
-                rows += run_target(ctx, workdir, name, specs[name])
-            except (RuntimeError, OSError, subprocess.SubprocessError) as e:
-                # A mount that does not start (an unknown option of a variant)
-                # or a daemon that dies: reported, and the next target runs.
-                log(f"FAILED target {name}: {e}")
-                failures.append({"target": name, "options": specs[name][1], "error": str(e)})
+                run_target(ctx, workdir, name, specs[name], rows)
+            except Exception as e:  # noqa: BLE001
+                # A mount that does not start (an unknown option of a variant),
+                # a daemon that dies, an array zarr cannot open: reported, and
+                # the next target runs.
+                log(f"FAILED target {name}: {traceback.format_exc()}")
+                failures.append({"target": name, "options": specs[name][1],
+                                 "error": f"{type(e).__name__}: {e}"})
             cleanup_target(ctx, name)
     except KeyboardInterrupt:
         log("interrupted")
