@@ -857,6 +857,15 @@ def main(argv=None):
     return 1 if failures or bad else 0
 
 
+def version(binary):
+    """`bucketfs --version` (figures are for a build; binaries get copied around)."""
+    try:
+        r = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=10)
+        return (r.stdout or r.stderr).strip()
+    except OSError as e:
+        return f"unknown ({e})"
+
+
 def report(a, targets, specs, bins, rows, failures, out):
     load = os.getloadavg()
     shape = SHAPES[a.server]
@@ -872,7 +881,8 @@ def report(a, targets, specs, bins, rows, failures, out):
     meta = {"server": a.server, "shape": shape, "targets": targets,
             "target_specs": {t: specs[t] for t in targets}, "command": " ".join(sys.argv),
             "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "load_avg": load,
-            "bucketfs_bin": bins["bucketfs"], "s3sim_bin": bins["s3sim"], "seed": a.seed,
+            "bucketfs_bin": bins["bucketfs"], "bucketfs_version": version(bins["bucketfs"]),
+            "s3sim_bin": bins["s3sim"], "seed": a.seed,
             "files": a.files, "file_size": a.file_size_bytes, "dirs": a.dirs,
             "chunks": a.chunks, "chunk_size": a.chunk_size_bytes,
             "par_files": a.par_files, "par_size": a.par_size_bytes}
