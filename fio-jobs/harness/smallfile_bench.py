@@ -858,10 +858,13 @@ def main(argv=None):
 
 
 def version(binary):
-    """`bucketfs --version` (figures are for a build; binaries get copied around)."""
+    """`bucketfs --version` and the binary's SHA-256: figures are for one
+    build, binaries get copied around, and the version string stays 0.1.0."""
     try:
         r = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=10)
-        return (r.stdout or r.stderr).strip()
+        with open(binary, "rb") as f:
+            digest = hashlib.sha256(f.read()).hexdigest()[:16]
+        return f"{(r.stdout or r.stderr).strip()} sha256:{digest}"
     except OSError as e:
         return f"unknown ({e})"
 
