@@ -200,7 +200,12 @@ bool NameCache::ShouldList(const std::string& bucket, const std::string& dir_key
     d.misses_since = now;
     d.misses = 0;
   }
-  if (++d.misses < options_.misses_before_listing) return false;
+  // A listing that expired less than a TTL ago shows a directory in use:
+  // its first miss refreshes it.
+  const bool recently_complete =
+      d.complete_until != std::chrono::steady_clock::time_point{} &&
+      now - d.complete_until < std::chrono::duration<double>(options_.ttl);
+  if (++d.misses < (recently_complete ? 1 : options_.misses_before_listing)) return false;
   d.listing = true;
   return true;
 }

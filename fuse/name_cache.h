@@ -11,7 +11,8 @@
 // - a count of lookups that had to ask S3: once a directory has received
 //   `misses_before_listing` of them within one TTL, ShouldList says "fetch its
 //   listing" once, and later lookups are answered from it (listing-assisted
-//   lookup, for directories of many files read in any order).
+//   lookup, for directories of many files read in any order). A listing
+//   that expired less than a TTL ago is refreshed at the first such lookup.
 //
 // Names changed by this mount after a listing request started win over that
 // listing when it arrives (StoreListing's `started`), so a slow LIST never

@@ -113,6 +113,17 @@ TEST_F(NameCacheTest, ShouldListOnceAfterEnoughMissesWithinATtl) {
   EXPECT_TRUE(c.ShouldList("b", "d/"));
 }
 
+TEST_F(NameCacheTest, AListingThatJustExpiredIsRefreshedAtTheFirstMiss) {
+  NameCache c = Make({.ttl = 1.0, .misses_before_listing = 4});
+  c.StoreListing("b", "d/", {File("a")}, now_);
+  now_ += milliseconds(1500);  // expired half a TTL ago
+  EXPECT_FALSE(c.Find("b", "d/", "a"));
+  EXPECT_TRUE(c.ShouldList("b", "d/"));
+  c.ListingDone("b", "d/");
+  now_ += milliseconds(2000);  // long expired: a directory no longer in use
+  EXPECT_FALSE(c.ShouldList("b", "d/"));
+}
+
 TEST_F(NameCacheTest, LeastRecentlyUsedDirectoriesAreDroppedBeyondTheLimit) {
   NameCache c = Make({.ttl = 10.0, .max_names = 4});
   c.StoreListing("b", "a/", {File("1"), File("2")}, now_);
