@@ -915,6 +915,21 @@ plot {plot}
 # ----------------------------------------------------------------- main ---
 
 
+def tear_down(workdir, server, out):
+    """Unmounts what is left under workdir, stops the server, keeps the daemons' logs in out."""
+    with open("/proc/mounts") as f:
+        for line in f:
+            mp = line.split()[1]
+            if mp.startswith(workdir):
+                subprocess.run(["fusermount3", "-uz", mp], capture_output=True)
+    if server:
+        server.stop()
+    for name in os.listdir(workdir) if os.path.isdir(workdir) else []:
+        if name.endswith("-daemon.log"):
+            shutil.copy(os.path.join(workdir, name), out)
+    shutil.rmtree(workdir, ignore_errors=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--server", choices=["s3sim", "s3sim-shaped", "s3rver"], default="s3sim")
@@ -1058,17 +1073,7 @@ def main():
         log("interrupted")
         stop["flag"] = True
     finally:
-        with open("/proc/mounts") as f:
-            for line in f:
-                mp = line.split()[1]
-                if mp.startswith(workdir):
-                    subprocess.run(["fusermount3", "-uz", mp], capture_output=True)
-        if server:
-            server.stop()
-        for name in os.listdir(workdir) if os.path.isdir(workdir) else []:
-            if name.endswith("-daemon.log"):
-                shutil.copy(os.path.join(workdir, name), out)
-        shutil.rmtree(workdir, ignore_errors=True)
+        tear_down(workdir, server, out)
         if own_nice is not None:
             AUTOGROUP_NICE[0] = own_nice
             boost(os.getpid())

@@ -841,17 +841,7 @@ def main(argv=None):
         log("interrupted")
         failures.append({"target": "-", "error": "interrupted"})
     finally:
-        with open("/proc/mounts") as f:
-            for line in f:
-                mp = line.split()[1]
-                if mp.startswith(workdir):
-                    subprocess.run(["fusermount3", "-uz", mp], capture_output=True)
-        if server:
-            server.stop()
-        for name in os.listdir(workdir) if os.path.isdir(workdir) else []:
-            if name.endswith("-daemon.log"):
-                shutil.copy(os.path.join(workdir, name), out)
-        shutil.rmtree(workdir, ignore_errors=True)
+        bench.tear_down(workdir, server, out)
     report(a, targets, specs, bins, rows, failures, out)
     bad = any(r.get("mismatches") or r.get("error_count") for r in rows)
     return 1 if failures or bad else 0
