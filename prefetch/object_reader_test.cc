@@ -528,9 +528,9 @@ TEST_F(ObjectReaderTest, BudgetIsNeverExceededAndFetchingResumes) {
 }
 
 TEST_F(ObjectReaderTest, BudgetCountsThePooledBufferAShortPartHolds) {
-  // A stream's first parts (4 MiB while its window is 4 MiB) sit in the
-  // pool's 8 MiB buffers, all of it mapped and faulted in: the budget counts
-  // the 8 MiB, or a mount's readers could hold twice their budget.
+  // A stream's first part (4 MiB while its window is 4 MiB) sits in one of
+  // the pool's 8 MiB buffers, all of it mapped and faulted in: the budget
+  // counts the 8 MiB, or a mount's readers could hold twice their budget.
   cfg_.initial_window = 4 * kMiB;
   Init(64 * kMiB);
   auto r = pf_->Open(obj_);
@@ -539,7 +539,8 @@ TEST_F(ObjectReaderTest, BudgetCountsThePooledBufferAShortPartHolds) {
   r->ReadAsync(0, 128 * kKiB, [&p](Result<ReadData> d) { p.set_value(std::move(d)); });
   const auto fetches = src_->fetches();
   ASSERT_FALSE(fetches.empty());
-  for (const auto& f : fetches) ASSERT_EQ(f.size, 4 * kMiB);
+  EXPECT_EQ(fetches[0].size, 4 * kMiB);
+  for (const auto& f : fetches) EXPECT_LE(f.size, cfg_.part_size);
   EXPECT_EQ(pf_->budget().used(), fetches.size() * cfg_.part_size);
   src_->SetPaused(false);
   ASSERT_TRUE(p.get_future().get().ok());

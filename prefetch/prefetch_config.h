@@ -11,7 +11,8 @@ struct PrefetchConfig {
   // --- Sequential streams
   uint64_t part_size = 8ull << 20;       // largest ranged GET of a sequential window
   uint64_t initial_window = 1ull << 20;  // first request of a stream
-  // The window doubles up to this while reads wait for their bytes; N
+  // The window (a stream's bytes in flight) doubles up to this while reads
+  // wait for their bytes; N
   // sequential streams get max_window / N each (at least two parts), and no
   // stream more than max_parts_in_flight parts.
   uint64_t max_window = 256ull << 20;

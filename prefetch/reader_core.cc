@@ -85,7 +85,7 @@ void ReaderCore::PlanRandom(uint64_t o, uint64_t e, Plan& plan) {
       StartStream(b->end());
       plan.needed.push_back(b);
       read_end_ = e;
-      FillWindow(plan.to_fetch);
+      FillWindow(plan.to_fetch, nullptr);
       return;
     }
   }
@@ -135,14 +135,15 @@ void ReaderCore::PlanStreamRead(uint64_t o, uint64_t e, Plan& plan) {
   read_end_ = std::max(read_end_, e);
   ReleaseBehind();
   EnsureCovered(o, e, plan);
-  // The window doubles at most once per half window read: freely up to two
-  // parts (the small first requests only serve the first read quickly; parts
-  // of full size keep GETs few and buffers pooled), beyond that only after a
-  // read had to wait for its bytes. A window already ahead of the reader
-  // gains nothing by growing, it only holds more memory: doubling whenever
-  // the reader kept up grew every stream to max_window, 8 streams held 2 GiB
-  // of buffers, and zeroing fresh ones was a quarter of the daemon's CPU
-  // (issue 5).
+  // The window doubles whenever a read waits for its bytes (GrowOnWait);
+  // otherwise at most once per half window read, and with
+  // grow_only_when_reads_wait only up to two parts (the small first requests
+  // only serve the first read quickly; parts of full size keep GETs few and
+  // buffers pooled). A window already ahead of
+  // the reader gains nothing by growing, it only holds more memory: doubling
+  // whenever the reader kept up grew every stream to max_window, 8 streams
+  // held 2 GiB of buffers, and zeroing fresh ones was a quarter of the
+  // daemon's CPU (issue 5).
   for (const auto& p : plan.needed) {
     if (!p->done()) {
       starved_ = true;
@@ -150,14 +151,27 @@ void ReaderCore::PlanStreamRead(uint64_t o, uint64_t e, Plan& plan) {
     }
   }
   const uint64_t cap = WindowCap();
-  const bool may_grow = !cfg_.grow_only_when_reads_wait || starved_ || window_ < 2 * cfg_.part_size;
-  if (may_grow && stream_pos_ >= next_grow_ && window_ < cap) {
-    window_ = std::min(window_ * 2, cap);
-    next_grow_ = stream_pos_ + window_ / 2;
-    starved_ = false;
+  if (cfg_.grow_only_when_reads_wait && starved_) {
+    GrowOnWait();
+  } else {
+    const bool may_grow = !cfg_.grow_only_when_reads_wait || window_ < 2 * cfg_.part_size;
+    if (may_grow && stream_pos_ >= next_grow_ && window_ < cap) {
+      window_ = std::min(window_ * 2, cap);
+      next_grow_ = stream_pos_ + window_ / 2;
+    }
   }
   ReleaseConsumed(o, e, plan.needed);
-  FillWindow(plan.to_fetch);
+  FillWindow(plan.to_fetch, nullptr);
+}
+
+void ReaderCore::GrowOnWait() {
+  // A read waits for bytes in flight: the store, not the reader, sets the
+  // pace, so more parts in flight help at once. Doubling on every such read
+  // and every completion reaches full depth within a round trip or two of the
+  // small first parts, instead of one doubling per half window read.
+  window_ = std::min(window_ * 2, WindowCap());
+  next_grow_ = stream_pos_ + window_ / 2;
+  starved_ = false;
 }
 
 void ReaderCore::ReleaseConsumed(uint64_t o, uint64_t e, const std::vector<PartPtr>& needed) {
@@ -339,21 +353,35 @@ void ReaderCore::EnsureCovered(uint64_t o, uint64_t e, Plan& plan) {
   }
 }
 
-void ReaderCore::FillWindow(std::vector<PartPtr>& to_fetch) {
+void ReaderCore::FillWindow(std::vector<PartPtr>& to_fetch, const Part* finishing) {
+  // The window is the stream's bytes in flight; parts that arrive before
+  // older ones still in flight may sit ahead of the reader on top of it, so
+  // that an early arrival frees its slot for the next part at once.
   // WindowCap: streams that started since this window grew share it too.
-  const uint64_t target = std::min(object_.size, read_end_ + std::min(window_, WindowCap()));
+  const uint64_t window = std::min(window_, WindowCap());
+  const uint64_t target = std::min(object_.size, read_end_ + window + window / 4);
   const uint64_t cap = AheadCap();
+  uint64_t in_flight_bytes = SeqBytesInFlight(finishing);  // parts of to_fetch included
   int in_flight = in_flight_ + static_cast<int>(to_fetch.size());
-  while (frontier_ < target && in_flight < cfg_.max_parts_in_flight) {
+  while (frontier_ < target && in_flight < cfg_.max_parts_in_flight && in_flight_bytes < window) {
     const uint64_t len = std::min(StreamPartLen(), object_.size - frontier_);
     if (frontier_ - std::min(frontier_, stream_pos_) >= cap) break;  // fair share reached
     PartPtr p = NewPart(frontier_, len, /*demand=*/false);
     if (!p) break;  // backpressure: resume on a later read or completion
     seq_parts_.emplace(frontier_, p);
     frontier_ += len;
+    in_flight_bytes += len;
     to_fetch.push_back(std::move(p));
     ++in_flight;
   }
+}
+
+uint64_t ReaderCore::SeqBytesInFlight(const Part* finishing) const {
+  uint64_t bytes = 0;
+  for (const auto& [offset, p] : seq_parts_) {
+    if (p.get() != finishing && !p->done()) bytes += p->size();
+  }
+  return bytes;
 }
 
 PartPtr ReaderCore::NewPart(uint64_t offset, uint64_t len, bool demand) {
@@ -393,7 +421,8 @@ void ReaderCore::OnFetchDone(const PartPtr& part, Status s) {
       std::erase(blocks_, part);
       if (whole_ == part) whole_.reset();
     } else if (!closed_ && mode_ == Mode::kSequential) {
-      FillWindow(to_fetch);
+      if (cfg_.grow_only_when_reads_wait && starved_ && window_ < WindowCap()) GrowOnWait();
+      FillWindow(to_fetch, part.get());
     }
     in_flight_ += static_cast<int>(to_fetch.size());
   }

@@ -5,14 +5,17 @@
 //                first read (or adopted from a file-level hint) and served from
 //                that one part until close.
 //  - sequential: a stream of parts [.., frontier_) ahead of the reader. The
-//                window (bytes kept scheduled past the furthest read) starts at
-//                initial_window and doubles at most once per half window read
-//                (past two parts only after a read had to wait for its bytes),
-//                up to max_window / active streams (at least two parts), as far
-//                as the budget allows; parts are
-//                min(part_size, window) long, at most max_parts_in_flight are in
-//                flight. Reads inside [stream_pos - backward_tolerance,
-//                frontier + max_forward_skip] keep the stream (a single read
+//                window (the stream's bytes in flight) starts at
+//                initial_window and doubles on every read that waits for its
+//                bytes and on every completion after one did (otherwise at
+//                most once per half window read, past two parts only when
+//                grow_only_when_reads_wait is off), up to max_window / active
+//                streams (at least two parts), as far as the budget allows;
+//                parts are min(part_size, window) long, at most
+//                max_parts_in_flight are in flight, and parts done but not yet
+//                read may add a quarter window ahead of the furthest read end
+//                (a part that arrives early frees its slot at once). Reads inside [stream_pos -
+//                backward_tolerance, frontier + max_forward_skip] keep the stream (a single read
 //                outside is served on the side; two in a row are a seek); a
 //                part is released once every page of it was read (ReadCoverage),
 //                else once it ends more than backward_tolerance behind the
@@ -85,7 +88,10 @@ class ReaderCore : public std::enable_shared_from_this<ReaderCore> {
   uint64_t WindowCap() const;  // largest window for this stream now
   bool SeqCovers(uint64_t o, uint64_t e) const;
   void EnsureCovered(uint64_t o, uint64_t e, Plan& plan);
-  void FillWindow(std::vector<PartPtr>& to_fetch);
+  // `finishing`: a part whose fetch just ended (not yet marked done), or null.
+  void FillWindow(std::vector<PartPtr>& to_fetch, const Part* finishing);
+  uint64_t SeqBytesInFlight(const Part* finishing) const;  // stream parts not yet done
+  void GrowOnWait();                                       // doubles the window, up to WindowCap()
   // A new part with its budget reserved; demand parts may force the budget,
   // others return null when it refuses.
   PartPtr NewPart(uint64_t offset, uint64_t len, bool demand);

@@ -89,6 +89,18 @@ bool FakeRangeSource::CompleteOldestPaused() {
   return true;
 }
 
+bool FakeRangeSource::CompleteNewestPaused() {
+  std::function<void()> run;
+  {
+    std::lock_guard lock(mu_);
+    if (paused_queue_.empty()) return false;
+    run = std::move(paused_queue_.back());
+    paused_queue_.pop_back();
+  }
+  run();  // without mu_: the callback may start fetches
+  return true;
+}
+
 size_t FakeRangeSource::paused_count() const {
   std::lock_guard lock(mu_);
   return paused_queue_.size();

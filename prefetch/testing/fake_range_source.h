@@ -59,6 +59,8 @@ class FakeRangeSource : public RangeSource {
   // when none is held. A test completing one fetch at a time, in the order
   // they were issued, plays a store exactly as slow as it chooses.
   bool CompleteOldestPaused();
+  // The same for the fetch issued last: a response that overtakes older ones.
+  bool CompleteNewestPaused();
   size_t paused_count() const;
   void SetFailure(FailurePredicate pred);
 
