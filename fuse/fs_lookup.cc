@@ -71,9 +71,19 @@ Result<Filesystem::Resolved> Filesystem::Resolve(const InodeSnapshot& dir,
   }
   if (local_.HasDir(dir.bucket, dir_key)) return Resolved{Kind::kDir, dir.bucket, dir_key, {}};
   if (auto hit = names_.Find(dir.bucket, dir.key, name)) {
-    if (hit->missing) return MakeError(ENOENT, "NoSuchKey", file_key);
-    if (hit->kind == Kind::kDir) return Resolved{Kind::kDir, dir.bucket, dir_key, {}};
-    return Resolved{Kind::kFile, dir.bucket, file_key, hit->attrs};
+    if (!hit->missing) {
+      if (hit->kind == Kind::kDir) return Resolved{Kind::kDir, dir.bucket, dir_key, {}};
+      return Resolved{Kind::kFile, dir.bucket, file_key, hit->attrs};
+    }
+    // A directory the kernel still holds that a listing leaves out is asked
+    // about (some stores omit prefixes that hold only prefixes); any other
+    // name a held listing lacks does not exist.
+    const auto known = inodes_.Find(dir.ino, name);
+    const auto in = known ? inodes_.Get(*known) : std::nullopt;
+    if (!hit->from_listing || !in || in->kind != Kind::kDir) {
+      return MakeError(ENOENT, "NoSuchKey", file_key);
+    }
+    return ResolveRemote(dir, name);
   }
   if (meta_) {
     if (auto hit = meta_->Find(dir.bucket, file_key)) {

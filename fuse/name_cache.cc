@@ -61,10 +61,18 @@ std::optional<NameCache::Hit> NameCache::Find(const std::string& bucket, const s
   auto it = d.names.find(name);
   if (it != d.names.end() && now < it->second.expires) {
     const Name& n = it->second;
-    if (n.state == State::kMissing) return Hit{true, Kind::kFile, {}};
-    return Hit{false, n.state == State::kDir ? Kind::kDir : Kind::kFile, n.attrs};
+    if (n.state == State::kMissing) return Hit{true, false, Kind::kFile, {}};
+    return Hit{false, false, n.state == State::kDir ? Kind::kDir : Kind::kFile, n.attrs};
   }
-  if (now < d.complete_until && it == d.names.end()) return Hit{true, Kind::kFile, {}};
+  if (now < d.complete_until && it == d.names.end()) {
+    auto child = dirs_.find(DirId(bucket, dir_key + name + "/"));
+    if (child != dirs_.end() && now < child->second.complete_until) {
+      for (const auto& [child_name, n] : child->second.names) {
+        if (n.state != State::kMissing && now < n.expires) return Hit{false, false, Kind::kDir, {}};
+      }
+    }
+    return Hit{true, true, Kind::kFile, {}};
+  }
   return std::nullopt;
 }
 
@@ -72,7 +80,7 @@ void NameCache::StoreFile(const std::string& bucket, const std::string& dir_key,
                           const std::string& name, const ObjectAttrs& attrs) {
   if (options_.ttl <= 0) return;
   std::lock_guard lock(mu_);
-  Set(Touch(DirId(bucket, dir_key)), name, Name(State::kFile, attrs, Until(options_.ttl)));
+  Set(Touch(DirId(bucket, dir_key)), name, Name(State::kFile, attrs, Now(), Until(options_.ttl)));
   Evict();
 }
 
@@ -80,7 +88,8 @@ void NameCache::StoreDir(const std::string& bucket, const std::string& dir_key,
                          const std::string& name) {
   if (options_.ttl <= 0) return;
   std::lock_guard lock(mu_);
-  Set(Touch(DirId(bucket, dir_key)), name, Name(State::kDir, ObjectAttrs(), Until(options_.ttl)));
+  Set(Touch(DirId(bucket, dir_key)), name,
+      Name(State::kDir, ObjectAttrs(), Now(), Until(options_.ttl)));
   Evict();
 }
 
@@ -89,7 +98,8 @@ void NameCache::StoreMissing(const std::string& bucket, const std::string& dir_k
   if (options_.ttl <= 0 || options_.negative_ttl <= 0) return;
   std::lock_guard lock(mu_);
   Set(Touch(DirId(bucket, dir_key)), name,
-      Name(State::kMissing, ObjectAttrs(), Until(std::min(options_.ttl, options_.negative_ttl))));
+      Name(State::kMissing, ObjectAttrs(), Now(),
+           Until(std::min(options_.ttl, options_.negative_ttl))));
   Evict();
 }
 
@@ -100,17 +110,17 @@ void NameCache::StoreListing(const std::string& bucket, const std::string& dir_k
   const auto until = Until(options_.ttl);
   std::lock_guard lock(mu_);
   Dir& d = Touch(DirId(bucket, dir_key));
-  // Keep what this mount changed after the listing began: S3 may not show it yet.
+  // Keep what was learned after the listing began: it is newer.
   std::unordered_map<std::string, Name> names;
   names.reserve(entries.size());
   for (auto& [name, n] : d.names) {
-    if (n.changed_here > started && n.expires > Now()) names.emplace(name, n);
+    if (n.learned > started && n.expires > Now()) names.emplace(name, n);
   }
   for (const auto& e : entries) {
     ObjectAttrs attrs = e.attrs;
     if (e.kind == Kind::kFile) attrs.fetched = started;  // what S3 said, no later than this
-    names.try_emplace(e.name,
-                      Name(e.kind == Kind::kDir ? State::kDir : State::kFile, attrs, until));
+    names.try_emplace(
+        e.name, Name(e.kind == Kind::kDir ? State::kDir : State::kFile, attrs, started, until));
   }
   total_ -= d.names.size();
   total_ += names.size();
@@ -141,7 +151,7 @@ void NameCache::Wrote(const std::string& bucket, const std::string& dir_key,
                       const std::string& name, const ObjectAttrs& attrs) {
   if (options_.ttl <= 0) return;
   std::lock_guard lock(mu_);
-  Set(Touch(DirId(bucket, dir_key)), name, Name(State::kFile, attrs, Until(options_.ttl), Now()));
+  Set(Touch(DirId(bucket, dir_key)), name, Name(State::kFile, attrs, Now(), Until(options_.ttl)));
   Evict();
 }
 
@@ -150,7 +160,7 @@ void NameCache::Removed(const std::string& bucket, const std::string& dir_key,
   if (options_.ttl <= 0) return;
   std::lock_guard lock(mu_);
   Set(Touch(DirId(bucket, dir_key)), name,
-      Name(State::kMissing, ObjectAttrs(), Until(options_.ttl), Now()));
+      Name(State::kMissing, ObjectAttrs(), Now(), Until(options_.ttl)));
   Evict();
 }
 
@@ -159,7 +169,7 @@ void NameCache::MadeDir(const std::string& bucket, const std::string& dir_key,
   if (options_.ttl <= 0) return;
   std::lock_guard lock(mu_);
   Set(Touch(DirId(bucket, dir_key)), name,
-      Name(State::kDir, ObjectAttrs(), Until(options_.ttl), Now()));
+      Name(State::kDir, ObjectAttrs(), Now(), Until(options_.ttl)));
   Dir& made = Touch(DirId(bucket, dir_key + name + "/"));
   total_ -= made.names.size();
   made.names.clear();

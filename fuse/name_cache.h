@@ -14,9 +14,12 @@
 //   lookup, for directories of many files read in any order). A listing
 //   that expired less than a TTL ago is refreshed at the first such lookup.
 //
-// Names changed by this mount after a listing request started win over that
-// listing when it arrives (StoreListing's `started`), so a slow LIST never
-// brings back a name this mount removed or hides one it wrote.
+// What was learned about a name after a listing request started (this
+// mount's changes, a HEAD) wins over that listing when it arrives
+// (StoreListing's `started`), so a slow LIST never brings back a name this
+// mount removed or hides one it wrote. A name absent from a listing whose
+// own directory listing is held and not empty is a directory all the same
+// (its children prove it; some stores leave such prefixes out).
 //
 // Memory is bounded by `max_names` across directories: the directories used
 // least recently are dropped whole. Thread-safe; one mutex, never held
@@ -60,6 +63,7 @@ class NameCache {
 
   struct Hit {
     bool missing = false;
+    bool from_listing = false;  // missing because a held listing lacks it
     Kind kind = Kind::kFile;
     ObjectAttrs attrs;  // files
   };
@@ -103,13 +107,13 @@ class NameCache {
  private:
   enum class State { kFile, kDir, kMissing };
   struct Name {
-    Name(State s, ObjectAttrs a, std::chrono::steady_clock::time_point until,
-         std::chrono::steady_clock::time_point changed = {})
-        : state(s), attrs(std::move(a)), expires(until), changed_here(changed) {}
+    Name(State s, ObjectAttrs a, std::chrono::steady_clock::time_point when,
+         std::chrono::steady_clock::time_point until)
+        : state(s), attrs(std::move(a)), learned(when), expires(until) {}
     State state;
-    ObjectAttrs attrs;  // files
+    ObjectAttrs attrs;                              // files
+    std::chrono::steady_clock::time_point learned;  // when S3 said it or this mount did it
     std::chrono::steady_clock::time_point expires;
-    std::chrono::steady_clock::time_point changed_here;  // set by this mount's changes
   };
   struct Dir {
     std::unordered_map<std::string, Name> names;

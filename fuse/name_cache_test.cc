@@ -49,6 +49,7 @@ TEST_F(NameCacheTest, CompleteListingAnswersEveryNameIncludingMissingOnes) {
   auto none = c.Find("b", "d/", "nope");
   ASSERT_TRUE(none);
   EXPECT_TRUE(none->missing);
+  EXPECT_TRUE(none->from_listing);
   auto listing = c.Listing("b", "d/");
   ASSERT_TRUE(listing);
   ASSERT_EQ(listing->size(), 2u);
@@ -75,6 +76,28 @@ TEST_F(NameCacheTest, ChangesMadeAfterAListingBeganWinOverIt) {
   EXPECT_TRUE(c.Find("b", "d/", "new")->missing);
 }
 
+TEST_F(NameCacheTest, WhatAHeadSaidAfterAListingBeganWinsOverIt) {
+  NameCache c = Make({.ttl = 5.0});
+  const auto started = now_;
+  now_ += milliseconds(10);
+  c.StoreDir("b", "", "sf");  // a lookup's LIST found sf/ while the listing ran
+  c.StoreListing("b", "", {}, started);
+  EXPECT_EQ(c.Find("b", "", "sf")->kind, Kind::kDir);
+  EXPECT_TRUE(c.Find("b", "", "other")->missing);
+}
+
+TEST_F(NameCacheTest, ANameWhoseChildrenAreListedIsADirectory) {
+  NameCache c = Make({.ttl = 5.0});
+  c.StoreListing("b", "sf/", {Dir("par")}, now_);
+  c.StoreListing("b", "", {}, now_);  // a store that left the prefix sf/ out
+  auto sf = c.Find("b", "", "sf");
+  ASSERT_TRUE(sf);
+  EXPECT_FALSE(sf->missing);
+  EXPECT_EQ(sf->kind, Kind::kDir);
+  c.StoreListing("b", "empty/", {}, now_);  // an empty listing proves nothing
+  EXPECT_TRUE(c.Find("b", "", "empty")->missing);
+}
+
 TEST_F(NameCacheTest, ADirectoryMadeHereIsKnownEmpty) {
   NameCache c = Make({.ttl = 1.0});
   c.MadeDir("b", "d/", "x");
@@ -92,6 +115,7 @@ TEST_F(NameCacheTest, SingleMissesAreKeptOnlyWithANegativeTtl) {
   NameCache with = Make({.ttl = 1.0, .negative_ttl = 0.5});
   with.StoreMissing("b", "d/", "x");
   EXPECT_TRUE(with.Find("b", "d/", "x")->missing);
+  EXPECT_FALSE(with.Find("b", "d/", "x")->from_listing);
   now_ += milliseconds(501);
   EXPECT_FALSE(with.Find("b", "d/", "x"));
 }
