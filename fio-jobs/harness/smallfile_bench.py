@@ -625,7 +625,10 @@ def chunk_read(ctx, tgt, target, threads):
 
 
 def par_names(args):
-    return [f"sf/par/f-{i}" for i in range(args.par_files)]
+    # A top-level directory: s3rver's delimiter listing leaves out a prefix
+    # that holds only prefixes (sf/ of sf/par/...), which hides the files
+    # from a mount that trusts the listing (rclone).
+    return [f"par/f-{i}" for i in range(args.par_files)]
 
 
 def upload_par(ctx):
