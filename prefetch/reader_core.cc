@@ -139,11 +139,8 @@ void ReaderCore::PlanStreamRead(uint64_t o, uint64_t e, Plan& plan) {
   // otherwise at most once per half window read, and with
   // grow_only_when_reads_wait only up to two parts (the small first requests
   // only serve the first read quickly; parts of full size keep GETs few and
-  // buffers pooled). A window already ahead of
-  // the reader gains nothing by growing, it only holds more memory: doubling
-  // whenever the reader kept up grew every stream to max_window, 8 streams
-  // held 2 GiB of buffers, and zeroing fresh ones was a quarter of the
-  // daemon's CPU (issue 5).
+  // buffers pooled). A window already ahead of the reader gains nothing by
+  // growing: it only holds more memory, which every stream would grow to.
   for (const auto& p : plan.needed) {
     if (!p->done()) {
       starved_ = true;

@@ -77,25 +77,18 @@ void FakeRangeSource::SetPaused(bool paused) {
   cv_.notify_all();
 }
 
-bool FakeRangeSource::CompleteOldestPaused() {
+bool FakeRangeSource::CompletePaused(bool newest) {
   std::function<void()> run;
   {
     std::lock_guard lock(mu_);
     if (paused_queue_.empty()) return false;
-    run = std::move(paused_queue_.front());
-    paused_queue_.pop_front();
-  }
-  run();  // without mu_: the callback may start fetches
-  return true;
-}
-
-bool FakeRangeSource::CompleteNewestPaused() {
-  std::function<void()> run;
-  {
-    std::lock_guard lock(mu_);
-    if (paused_queue_.empty()) return false;
-    run = std::move(paused_queue_.back());
-    paused_queue_.pop_back();
+    if (newest) {
+      run = std::move(paused_queue_.back());
+      paused_queue_.pop_back();
+    } else {
+      run = std::move(paused_queue_.front());
+      paused_queue_.pop_front();
+    }
   }
   run();  // without mu_: the callback may start fetches
   return true;

@@ -58,9 +58,9 @@ class FakeRangeSource : public RangeSource {
   // that fetch has ended (and its callback run) when this returns; false
   // when none is held. A test completing one fetch at a time, in the order
   // they were issued, plays a store exactly as slow as it chooses.
-  bool CompleteOldestPaused();
+  bool CompleteOldestPaused() { return CompletePaused(false); }
   // The same for the fetch issued last: a response that overtakes older ones.
-  bool CompleteNewestPaused();
+  bool CompleteNewestPaused() { return CompletePaused(true); }
   size_t paused_count() const;
   void SetFailure(FailurePredicate pred);
 
@@ -79,6 +79,7 @@ class FakeRangeSource : public RangeSource {
   void ClearLog();
 
  private:
+  bool CompletePaused(bool newest);
   struct Pending {
     std::chrono::steady_clock::time_point due;
     std::function<void()> run;
