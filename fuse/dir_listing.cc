@@ -58,4 +58,32 @@ void DirListing::AddLocal(ListedEntry entry) {
   Emit(std::move(entry));
 }
 
+Result<std::vector<ListedEntry>> ListWholeDirectory(s3::ObjectClient& client,
+                                                    const std::string& bucket,
+                                                    const std::string& dir_key, int page_size,
+                                                    size_t max_keys,
+                                                    const std::function<bool()>& stop) {
+  DirListing listing(dir_key);
+  s3::ListObjectsV2Params p;
+  p.bucket = bucket;
+  p.prefix = dir_key;
+  p.delimiter = '/';  // a char: g++ 12 reports a bogus -Wrestrict for "/" here
+  p.max_keys = page_size;
+  size_t keys = 0;
+  for (;;) {
+    if (stop && stop()) return MakeError(ECANCELED, "Stopped", dir_key);
+    auto r = client.ListObjectsV2(p);
+    if (!r.ok()) return r.error();
+    listing.AddPage(*r);
+    keys += r->objects.size() + r->common_prefixes.size();
+    if (keys > max_keys) return MakeError(EFBIG, "TooLarge", dir_key);
+    if (!r->is_truncated) break;
+    if (r->next_continuation_token.empty()) {
+      return MakeError(EIO, "Incomplete", "truncated listing without a continuation token");
+    }
+    p.continuation_token = r->next_continuation_token;
+  }
+  return listing.entries();
+}
+
 }  // namespace bucketfs::fs

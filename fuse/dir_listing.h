@@ -11,6 +11,8 @@
 // - A name appears at most once.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -63,5 +65,15 @@ class DirListing {
   mutable std::set<std::string> names_;
   mutable size_t indexed_ = 0;
 };
+
+// Every entry of directory `dir_key` (delimiter listing, pages of
+// `page_size`), or why there is none: a failed request's error; "Incomplete"
+// (a truncated page without a continuation token); "TooLarge" (more than
+// `max_keys` keys); "Stopped" (`stop` said so before a page).
+Result<std::vector<ListedEntry>> ListWholeDirectory(s3::ObjectClient& client,
+                                                    const std::string& bucket,
+                                                    const std::string& dir_key, int page_size,
+                                                    size_t max_keys = SIZE_MAX,
+                                                    const std::function<bool()>& stop = nullptr);
 
 }  // namespace bucketfs::fs

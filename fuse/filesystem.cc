@@ -134,7 +134,7 @@ Result<struct stat> Filesystem::SetAttr(Ino ino, const SetAttrRequest& request) 
         const ObjectAttrs emptied{0, std::chrono::system_clock::now(), r->etag,
                                   std::chrono::steady_clock::now()};
         inodes_.SetAttrs(ino, emptied);
-        const auto [dir_key, name] = SplitKey(in->key);
+        const auto [dir_key, name] = cache::SplitParent(in->key);
         names_.Wrote(in->bucket, dir_key, name, emptied);
       }
     }

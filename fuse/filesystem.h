@@ -174,6 +174,8 @@ class Filesystem {
   void ListForLookups(const std::string& bucket, const std::string& dir_key);
   Result<Resolved> ResolveBucket(const std::string& name);
   Result<ObjectAttrs> HeadFresh(const InodeSnapshot& file);
+  // What a HeadObject answer says, learned now.
+  static ObjectAttrs FromHead(const s3::HeadObjectResult& h);
   Entry MakeEntry(Ino ino, Kind kind, const ObjectAttrs& attrs) const;
   struct stat MakeStat(Ino ino, Kind kind, const ObjectAttrs& attrs) const;
   bool IsBucketList(const InodeSnapshot& dir) const;

@@ -18,19 +18,11 @@ class FsAsyncCloseTest : public FsTest {
     c.async_close = true;
     Mount(c);
   }
-  // create, write, close (flush + release) as an application does.
-  void WriteAndClose(const std::string& name, const std::string& data) {
-    auto c = fs_->Create(kRootIno, name, O_WRONLY | O_CREAT);
-    ASSERT_TRUE(c.ok());
-    ASSERT_TRUE(fs_->Write(c->second.fh, 0, Bytes(data)).ok());
-    ASSERT_TRUE(fs_->Flush(c->second.fh).ok());
-    fs_->Release(c->second.fh);
-  }
 };
 
 TEST_F(FsAsyncCloseTest, CloseReturnsBeforeTheUploadAndFsyncDirWaitsForIt) {
   client_->Hold("PutObject");
-  WriteAndClose("f", "hello");  // returns while the PUT cannot answer
+  WriteAndClose(kRootIno, "f", "hello");  // returns while the PUT cannot answer
   EXPECT_FALSE(client_->Exists(kBucket, "f"));
   auto seen = fs_->Lookup(kRootIno, "f");  // listed with its size meanwhile
   ASSERT_TRUE(seen.ok());
@@ -44,7 +36,7 @@ TEST_F(FsAsyncCloseTest, CloseReturnsBeforeTheUploadAndFsyncDirWaitsForIt) {
 
 TEST_F(FsAsyncCloseTest, AReaderOfAFileStillUploadingGetsItsBytes) {
   client_->Hold("PutObject");
-  WriteAndClose("f", "bytes");
+  WriteAndClose(kRootIno, "f", "bytes");
   auto ino = fs_->Lookup(kRootIno, "f");
   ASSERT_TRUE(ino.ok());
   auto read = std::async(std::launch::async, [&] { return ReadAll(ino->ino); });
@@ -55,7 +47,7 @@ TEST_F(FsAsyncCloseTest, AReaderOfAFileStillUploadingGetsItsBytes) {
 
 TEST_F(FsAsyncCloseTest, AFailedUploadIsReportedByTheNextFsyncDirOnce) {
   client_->FailNext("PutObject", EACCES);
-  WriteAndClose("f", "x");
+  WriteAndClose(kRootIno, "f", "x");
   Status s = fs_->FsyncDir(kRootIno);
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error().errno_value, EACCES);
@@ -68,7 +60,7 @@ TEST_F(FsAsyncCloseTest, AFailedUploadIsReportedByTheNextFsyncDirOnce) {
 
 TEST_F(FsAsyncCloseTest, RenameOfAFileStillUploadingReturnsAtOnceAndMovesItAfter) {
   client_->Hold("PutObject");
-  WriteAndClose("c.tmp", "chunk");
+  WriteAndClose(kRootIno, "c.tmp", "chunk");
   ASSERT_TRUE(fs_->Rename(kRootIno, "c.tmp", kRootIno, "c", 0).ok());  // PUT still held
   const int heads = client_->Calls("HeadObject");  // the target's lookup asked S3
   auto moved = fs_->Lookup(kRootIno, "c");
@@ -90,7 +82,7 @@ TEST_F(FsAsyncCloseTest, RenameOfAFileStillUploadingReturnsAtOnceAndMovesItAfter
 
 TEST_F(FsAsyncCloseTest, AReaderOfAFileMovedWhileUploadingGetsItsBytes) {
   client_->Hold("PutObject");
-  WriteAndClose("m.tmp", "moved bytes");
+  WriteAndClose(kRootIno, "m.tmp", "moved bytes");
   ASSERT_TRUE(fs_->Rename(kRootIno, "m.tmp", kRootIno, "m", 0).ok());
   auto m = fs_->Lookup(kRootIno, "m");
   ASSERT_TRUE(m.ok());
@@ -103,7 +95,7 @@ TEST_F(FsAsyncCloseTest, AReaderOfAFileMovedWhileUploadingGetsItsBytes) {
 TEST_F(FsAsyncCloseTest, AMovedUploadThatFailsIsReportedAndLeavesNoName) {
   client_->Hold("PutObject");
   client_->FailNext("PutObject", EACCES);
-  WriteAndClose("c.tmp", "chunk");
+  WriteAndClose(kRootIno, "c.tmp", "chunk");
   ASSERT_TRUE(fs_->Rename(kRootIno, "c.tmp", kRootIno, "c", 0).ok());
   client_->Release("PutObject");
   Status s = fs_->FsyncDir(kRootIno);
@@ -117,11 +109,11 @@ TEST_F(FsAsyncCloseTest, AMovedUploadThatFailsIsReportedAndLeavesNoName) {
 
 TEST_F(FsAsyncCloseTest, ANameMovedAwayCanBeWrittenAgainWithoutLosingEither) {
   client_->Hold("PutObject");
-  WriteAndClose("c.tmp", "first");
+  WriteAndClose(kRootIno, "c.tmp", "first");
   ASSERT_TRUE(fs_->Rename(kRootIno, "c.tmp", kRootIno, "c", 0).ok());
   // Writing the old name again waits for the move (whose delete of the old
   // key would otherwise remove the new file).
-  auto again = std::async(std::launch::async, [&] { WriteAndClose("c.tmp", "second"); });
+  auto again = std::async(std::launch::async, [&] { WriteAndClose(kRootIno, "c.tmp", "second"); });
   EXPECT_EQ(again.wait_for(std::chrono::milliseconds(50)), std::future_status::timeout);
   client_->Release("PutObject");
   again.get();
@@ -147,7 +139,7 @@ TEST_F(FsAsyncCloseTest, ARenameBetweenCloseAndReleaseFindsTheUploadStarted) {
 
 TEST_F(FsAsyncCloseTest, ShutdownWaitsForEveryUpload) {
   client_->Hold("PutObject");
-  for (int i = 0; i < 5; ++i) WriteAndClose("f" + std::to_string(i), "data");
+  for (int i = 0; i < 5; ++i) WriteAndClose(kRootIno, "f" + std::to_string(i), "data");
   auto done = std::async(std::launch::async, [&] { return fs_->Shutdown(); });
   EXPECT_EQ(done.wait_for(std::chrono::milliseconds(50)), std::future_status::timeout);
   client_->Release("PutObject");

@@ -12,16 +12,11 @@ namespace {
 // Keys in a listing fetched for lookups, beyond which it is not kept.
 constexpr size_t kMaxLookupListing = 200000;
 
-bool Fresh(const ObjectAttrs& a, double ttl) {
-  if (a.fetched == std::chrono::steady_clock::time_point{}) return false;
-  return std::chrono::steady_clock::now() - a.fetched < std::chrono::duration<double>(ttl);
-}
+}  // namespace
 
-ObjectAttrs FromHead(const s3::HeadObjectResult& h) {
+ObjectAttrs Filesystem::FromHead(const s3::HeadObjectResult& h) {
   return {h.size, h.last_modified, h.etag, std::chrono::steady_clock::now()};
 }
-
-}  // namespace
 
 bool Filesystem::IsBucketList(const InodeSnapshot& dir) const {
   return config_.bucket.empty() && dir.ino == kRootIno;
@@ -145,30 +140,16 @@ Result<Filesystem::Resolved> Filesystem::ResolveRemote(const InodeSnapshot& dir,
 void Filesystem::ListForLookups(const std::string& bucket, const std::string& dir_key) {
   lookup_pool_->Post([this, bucket, dir_key] {
     const auto started = std::chrono::steady_clock::now();
-    DirListing listing(dir_key);
-    s3::ListObjectsV2Params p;
-    p.bucket = bucket;
-    p.prefix = dir_key;
-    p.delimiter = '/';
-    p.max_keys = config_.listing_page_size;
-    size_t keys = 0;
-    for (;;) {
-      auto r = client_->ListObjectsV2(p);
-      if (!r.ok()) {
-        spdlog::debug("ListObjectsV2 s3://{}/{} for lookups: {}", bucket, dir_key,
-                      r.error().ToString());
-        return names_.ListingDone(bucket, dir_key);
-      }
-      listing.AddPage(*r);
-      keys += r->objects.size() + r->common_prefixes.size();
-      // Too large to hold: lookups there go on asking S3 name by name.
-      if (keys > kMaxLookupListing) return names_.ListingDone(bucket, dir_key);
-      if (!r->is_truncated) break;
-      if (r->next_continuation_token.empty()) return names_.ListingDone(bucket, dir_key);
-      p.continuation_token = r->next_continuation_token;
+    // Too large to hold (TooLarge): lookups there go on asking S3 name by name.
+    auto entries =
+        ListWholeDirectory(*client_, bucket, dir_key, config_.listing_page_size, kMaxLookupListing);
+    if (entries.ok()) {
+      names_.StoreListing(bucket, dir_key, *entries, started);
+      if (meta_) meta_->StoreListing(bucket, dir_key, *entries);
+    } else {
+      spdlog::debug("listing s3://{}/{} for lookups: {}", bucket, dir_key,
+                    entries.error().ToString());
     }
-    names_.StoreListing(bucket, dir_key, listing.entries(), started);
-    if (meta_) meta_->StoreListing(bucket, dir_key, listing.entries());
     names_.ListingDone(bucket, dir_key);
   });
 }
@@ -185,11 +166,11 @@ Result<Entry> Filesystem::Lookup(Ino parent, const std::string& name, pid_t pid)
 }
 
 Result<ObjectAttrs> Filesystem::HeadFresh(const InodeSnapshot& file) {
-  if (Fresh(file.attrs, config_.metadata_ttl)) return file.attrs;
-  const auto [parent_key, name] = SplitKey(file.key);
+  if (FreshWithin(file.attrs, config_.metadata_ttl)) return file.attrs;
+  const auto [parent_key, name] = cache::SplitParent(file.key);
   if (auto hit = names_.Find(file.bucket, parent_key, name)) {
     if (hit->missing) return MakeError(ENOENT, "NoSuchKey", file.key);
-    if (hit->kind == Kind::kFile && Fresh(hit->attrs, config_.metadata_ttl)) {
+    if (hit->kind == Kind::kFile && FreshWithin(hit->attrs, config_.metadata_ttl)) {
       inodes_.SetAttrs(file.ino, hit->attrs);
       return hit->attrs;
     }

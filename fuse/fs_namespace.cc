@@ -112,7 +112,7 @@ Result<ObjectAttrs> Filesystem::CopyObject(const std::string& src_bucket,
     hp.key = src_key;
     auto head = client_->HeadObject(hp);
     if (!head.ok()) return Logged("HeadObject", src_bucket, src_key, head.error());
-    source = {head->size, head->last_modified, head->etag, std::chrono::steady_clock::now()};
+    source = FromHead(*head);
   }
   const auto copied = [&](const std::string& etag) {
     return ObjectAttrs{source.size, std::chrono::system_clock::now(), etag,
@@ -206,10 +206,9 @@ Status Filesystem::Rename(Ino parent, const std::string& name, Ino new_parent,
     if (local_.FileAttrs(src->bucket, src->key)) return MakeError(EBUSY, "Busy", src->key);
   }
   if (src->bucket == dst_dir->bucket && src->key == dst_key) return Status::Ok();
-  const bool fresh = std::chrono::steady_clock::now() - src->attrs.fetched <
-                     std::chrono::duration<double>(config_.metadata_ttl);
-  auto copy = CopyObject(src->bucket, src->key, dst_dir->bucket, dst_key,
-                         fresh ? std::optional(src->attrs) : std::nullopt);
+  auto copy = CopyObject(
+      src->bucket, src->key, dst_dir->bucket, dst_key,
+      FreshWithin(src->attrs, config_.metadata_ttl) ? std::optional(src->attrs) : std::nullopt);
   if (!copy.ok()) return copy.error();
   // The copy exists from here on: record it even if the delete fails.
   names_.Wrote(dst_dir->bucket, dst_dir->key, new_name, *copy);

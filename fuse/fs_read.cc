@@ -98,7 +98,7 @@ Status Filesystem::CommitHandle(FileHandle& h) {
   auto r = h.writer->Commit();
   // The name's new state is recorded before it stops being local, so no
   // lookup in between sees an older answer.
-  const auto [dir_key, name] = SplitKey(h.key);
+  const auto [dir_key, name] = cache::SplitParent(h.key);
   std::optional<ObjectAttrs> attrs;
   if (r.ok()) {
     attrs = ObjectAttrs{r->size, std::chrono::system_clock::now(), r->etag,

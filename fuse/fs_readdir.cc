@@ -22,10 +22,7 @@ Result<OpenedDir> Filesystem::OpenDir(Ino ino) {
   // A directory's attrs.fetched is when its complete listing was last served
   // (FetchNextPage): while that is fresh, the kernel's copy is as good as ours.
   opened.cache_entries = config_.metadata_ttl > 0;
-  opened.keep_cache = opened.cache_entries &&
-                      dir->attrs.fetched != std::chrono::steady_clock::time_point{} &&
-                      std::chrono::steady_clock::now() - dir->attrs.fetched <
-                          std::chrono::duration<double>(config_.metadata_ttl);
+  opened.keep_cache = opened.cache_entries && FreshWithin(dir->attrs, config_.metadata_ttl);
   auto h = std::make_shared<DirHandle>(ino, dir->bucket, dir->key, IsBucketList(*dir));
   std::lock_guard lock(handles_mu_);
   opened.fh = next_fh_++;

@@ -40,13 +40,6 @@ class FsRequestBudgetTest : public FsTest {
     }
     return max;
   }
-  void WriteFile(Ino dir, const std::string& name, const std::string& data) {
-    auto c = fs_->Create(dir, name, O_WRONLY | O_CREAT);
-    ASSERT_TRUE(c.ok());
-    ASSERT_TRUE(fs_->Write(c->second.fh, 0, Bytes(data)).ok());
-    ASSERT_TRUE(fs_->Flush(c->second.fh).ok());
-    fs_->Release(c->second.fh);
-  }
 };
 
 TEST_F(FsRequestBudgetTest, ADirectoryOfManyLookupsIsListedOnceThenAnswersEveryName) {
@@ -92,7 +85,7 @@ TEST_F(FsRequestBudgetTest, NamesInADirectoryMadeHereCostNoLookupRequests) {
   ASSERT_FALSE(tmp.ok());
   EXPECT_EQ(tmp.error().errno_value, ENOENT);
   EXPECT_EQ(Requests(), before);
-  WriteFile(d->ino, "chunk.partial", "bytes");
+  WriteAndClose(d->ino, "chunk.partial", "bytes");
   EXPECT_EQ(Requests(), before + 1);  // the PutObject
   EXPECT_EQ(client_->Calls("PutObject"), 1);
   auto written = fs_->Lookup(d->ino, "chunk.partial");
@@ -105,7 +98,7 @@ TEST_F(FsRequestBudgetTest, RenameOfAFileJustWrittenIsCopyAndDeleteOnly) {
   Mount(Config());
   auto d = fs_->Mkdir(kRootIno, "z");
   ASSERT_TRUE(d.ok());
-  WriteFile(d->ino, "c.tmp", "chunk");
+  WriteAndClose(d->ino, "c.tmp", "chunk");
   const int heads = client_->Calls("HeadObject"), lists = client_->Calls("ListObjectsV2");
   ASSERT_TRUE(fs_->Rename(d->ino, "c.tmp", d->ino, "c", 0).ok());
   EXPECT_EQ(client_->Calls("CopyObject"), 1);

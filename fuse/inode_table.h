@@ -45,6 +45,12 @@ struct ObjectAttrs {
   std::chrono::steady_clock::time_point fetched{};  // when S3 said it
 };
 
+// True when S3 said `a` less than `ttl` seconds ago (never when it did not).
+inline bool FreshWithin(const ObjectAttrs& a, double ttl) {
+  return a.fetched != std::chrono::steady_clock::time_point{} &&
+         std::chrono::steady_clock::now() - a.fetched < std::chrono::duration<double>(ttl);
+}
+
 // A copy of one inode's state, safe to use without the table's lock.
 struct InodeSnapshot {
   Ino ino = 0;

@@ -168,25 +168,16 @@ void ListingPrefetcher::Commit(const std::string& bucket, CompleteListings done)
 
 void ListingPrefetcher::ListOne(const std::string& bucket, const std::string& dir_key) {
   if (meta_->HasListing(bucket, dir_key)) return;  // already fresh
-  DirListing listing(dir_key);
-  s3::ListObjectsV2Params p;
-  p.bucket = bucket;
-  p.prefix = dir_key;
-  p.delimiter = '/';
-  p.max_keys = page_size_;
-  for (;;) {
-    if (Stopped()) return;
-    auto r = client_->ListObjectsV2(p);
-    if (!r.ok()) {
-      spdlog::debug("prefetch ListObjectsV2 s3://{}/{}: {}", bucket, dir_key, r.error().ToString());
-      return;
+  // An incomplete listing is not cached.
+  auto entries = ListWholeDirectory(*client_, bucket, dir_key, page_size_, SIZE_MAX,
+                                    [this] { return Stopped(); });
+  if (!entries.ok()) {
+    if (entries.error().errno_value != ECANCELED) {
+      spdlog::debug("prefetch listing s3://{}/{}: {}", bucket, dir_key, entries.error().ToString());
     }
-    listing.AddPage(*r);
-    if (!r->is_truncated) break;
-    if (r->next_continuation_token.empty()) return;  // cannot be completed: not cached
-    p.continuation_token = r->next_continuation_token;
+    return;
   }
-  meta_->StoreListing(bucket, dir_key, listing.entries());
+  meta_->StoreListing(bucket, dir_key, *entries);
 }
 
 }  // namespace bucketfs::fs

@@ -76,11 +76,17 @@ std::optional<NameCache::Hit> NameCache::Find(const std::string& bucket, const s
   return std::nullopt;
 }
 
+void NameCache::Record(const std::string& bucket, const std::string& dir_key,
+                       const std::string& name, State state, const ObjectAttrs& attrs,
+                       double seconds) {
+  Set(Touch(DirId(bucket, dir_key)), name, Name(state, attrs, Now(), Until(seconds)));
+}
+
 void NameCache::StoreFile(const std::string& bucket, const std::string& dir_key,
                           const std::string& name, const ObjectAttrs& attrs) {
   if (options_.ttl <= 0) return;
   std::lock_guard lock(mu_);
-  Set(Touch(DirId(bucket, dir_key)), name, Name(State::kFile, attrs, Now(), Until(options_.ttl)));
+  Record(bucket, dir_key, name, State::kFile, attrs, options_.ttl);
   Evict();
 }
 
@@ -88,8 +94,7 @@ void NameCache::StoreDir(const std::string& bucket, const std::string& dir_key,
                          const std::string& name) {
   if (options_.ttl <= 0) return;
   std::lock_guard lock(mu_);
-  Set(Touch(DirId(bucket, dir_key)), name,
-      Name(State::kDir, ObjectAttrs(), Now(), Until(options_.ttl)));
+  Record(bucket, dir_key, name, State::kDir, {}, options_.ttl);
   Evict();
 }
 
@@ -97,9 +102,7 @@ void NameCache::StoreMissing(const std::string& bucket, const std::string& dir_k
                              const std::string& name) {
   if (options_.ttl <= 0 || options_.negative_ttl <= 0) return;
   std::lock_guard lock(mu_);
-  Set(Touch(DirId(bucket, dir_key)), name,
-      Name(State::kMissing, ObjectAttrs(), Now(),
-           Until(std::min(options_.ttl, options_.negative_ttl))));
+  Record(bucket, dir_key, name, State::kMissing, {}, std::min(options_.ttl, options_.negative_ttl));
   Evict();
 }
 
@@ -149,18 +152,14 @@ std::optional<std::vector<ListedEntry>> NameCache::Listing(const std::string& bu
 
 void NameCache::Wrote(const std::string& bucket, const std::string& dir_key,
                       const std::string& name, const ObjectAttrs& attrs) {
-  if (options_.ttl <= 0) return;
-  std::lock_guard lock(mu_);
-  Set(Touch(DirId(bucket, dir_key)), name, Name(State::kFile, attrs, Now(), Until(options_.ttl)));
-  Evict();
+  StoreFile(bucket, dir_key, name, attrs);  // what this mount wrote is what S3 holds
 }
 
 void NameCache::Removed(const std::string& bucket, const std::string& dir_key,
                         const std::string& name) {
   if (options_.ttl <= 0) return;
   std::lock_guard lock(mu_);
-  Set(Touch(DirId(bucket, dir_key)), name,
-      Name(State::kMissing, ObjectAttrs(), Now(), Until(options_.ttl)));
+  Record(bucket, dir_key, name, State::kMissing, {}, options_.ttl);
   Evict();
 }
 
@@ -168,8 +167,7 @@ void NameCache::MadeDir(const std::string& bucket, const std::string& dir_key,
                         const std::string& name) {
   if (options_.ttl <= 0) return;
   std::lock_guard lock(mu_);
-  Set(Touch(DirId(bucket, dir_key)), name,
-      Name(State::kDir, ObjectAttrs(), Now(), Until(options_.ttl)));
+  Record(bucket, dir_key, name, State::kDir, {}, options_.ttl);
   Dir& made = Touch(DirId(bucket, dir_key + name + "/"));
   total_ -= made.names.size();
   made.names.clear();

@@ -34,7 +34,6 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
-#include <utility>
 #include <vector>
 
 #include "fuse/dir_listing.h"
@@ -42,13 +41,6 @@
 #include "fuse/thread_annotations.h"
 
 namespace bucketfs::fs {
-
-// The directory key ("" or ending in "/") and the name of a file key.
-inline std::pair<std::string, std::string> SplitKey(const std::string& key) {
-  const size_t slash = key.rfind('/');
-  if (slash == std::string::npos) return {std::string(), key};
-  return {key.substr(0, slash + 1), key.substr(slash + 1)};
-}
 
 class NameCache {
  public:
@@ -129,6 +121,9 @@ class NameCache {
   static std::string DirId(const std::string& bucket, const std::string& dir_key);
   Dir& Touch(const std::string& id) REQUIRES(mu_);
   void Set(Dir& d, const std::string& name, Name n) REQUIRES(mu_);
+  // Sets what is known of `name` in `dir_key`, learned now, for `seconds`.
+  void Record(const std::string& bucket, const std::string& dir_key, const std::string& name,
+              State state, const ObjectAttrs& attrs, double seconds) REQUIRES(mu_);
   void Evict() REQUIRES(mu_);
 
   const Options options_;

@@ -189,10 +189,5 @@ TEST_F(NameCacheTest, NoTtlKeepsNothing) {
   EXPECT_FALSE(c.ShouldList("b", "d/"));
 }
 
-TEST(SplitKeyTest, DirectoryAndName) {
-  EXPECT_EQ(SplitKey("a/b/c"), (std::pair<std::string, std::string>{"a/b/", "c"}));
-  EXPECT_EQ(SplitKey("c"), (std::pair<std::string, std::string>{"", "c"}));
-}
-
 }  // namespace
 }  // namespace bucketfs::fs

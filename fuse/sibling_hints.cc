@@ -61,24 +61,29 @@ std::vector<ObjectVersion> SiblingHints::FilesAfter(const Listing& l, size_t pos
   return out;
 }
 
+std::optional<size_t> SiblingHints::Position(Listing& l, const std::string& name) {
+  IndexLazily(l);
+  auto found = l.index.find(name);
+  if (found == l.index.end()) return std::nullopt;
+  return found->second;
+}
+
 std::vector<ObjectVersion> SiblingHints::After(Ino dir, const std::string& name, size_t n) const {
   std::shared_ptr<Listing> listing = Find(dir);
   if (!listing) return {};
   std::lock_guard lock(listing->mu);
-  IndexLazily(*listing);
-  auto pos = listing->index.find(name);
-  if (pos == listing->index.end()) return {};
-  return FilesAfter(*listing, pos->second, n);
+  auto pos = Position(*listing, name);
+  if (!pos) return {};
+  return FilesAfter(*listing, *pos, n);
 }
 
 std::vector<ObjectVersion> SiblingHints::AfterInOrder(Ino dir, const std::string& name, size_t n) {
   std::shared_ptr<Listing> listing = Find(dir);
   if (!listing) return {};
   std::lock_guard lock(listing->mu);
-  IndexLazily(*listing);
-  auto found = listing->index.find(name);
-  if (found == listing->index.end()) return {};
-  const size_t pos = found->second;
+  auto found = Position(*listing, name);
+  if (!found) return {};
+  const size_t pos = *found;
   bool in_order = false;
   for (size_t p : listing->recent) in_order |= p < pos && pos <= p + n;
   listing->recent.push_back(pos);

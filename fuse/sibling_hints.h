@@ -54,6 +54,8 @@ class SiblingHints {
   };
   std::shared_ptr<Listing> Find(Ino dir) const;
   static void IndexLazily(Listing& l) REQUIRES(l.mu);
+  // Where `name` stands among the listing's files (indexing it first).
+  static std::optional<size_t> Position(Listing& l, const std::string& name) REQUIRES(l.mu);
   static std::vector<ObjectVersion> FilesAfter(const Listing& l, size_t pos, size_t n)
       REQUIRES(l.mu);
   static void Index(Listing& l, const std::vector<ListedEntry>& entries) REQUIRES(l.mu);

@@ -84,6 +84,15 @@ class FsTest : public ::testing::Test {
     return data;
   }
 
+  // Create, write, close (flush by the opener, then release) as an application does.
+  void WriteAndClose(Ino dir, const std::string& name, const std::string& data) {
+    auto c = fs_->Create(dir, name, O_WRONLY | O_CREAT);
+    ASSERT_TRUE(c.ok());
+    ASSERT_TRUE(fs_->Write(c->second.fh, 0, Bytes(data)).ok());
+    ASSERT_TRUE(fs_->Flush(c->second.fh).ok());
+    fs_->Release(c->second.fh);
+  }
+
   static std::span<const std::byte> Bytes(const std::string& s) {
     return std::as_bytes(std::span(s.data(), s.size()));
   }
