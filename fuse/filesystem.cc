@@ -4,7 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "fuse/fs_handles.h"
-#include "fuse/staged_writer.h"
+#include "fuse/staged_writer_factory.h"
 
 namespace bucketfs::fs {
 namespace {
@@ -31,7 +31,7 @@ Filesystem::Filesystem(std::shared_ptr<s3::ObjectClient> client, FsConfig config
                    : MakeStagedWriterFactory(
                          client_,
                          WriterOptions{config_.write_part_size, config_.max_upload_parts_in_flight},
-                         DefaultStagingDir(config_.cache_dir), config_.max_upload_memory)),
+                         upload::DefaultStagingDir(config_.cache_dir), config_.max_upload_memory)),
       mount_time_(std::chrono::system_clock::now()),
       inodes_(config_.bucket, config_.bucket.empty() ? std::string() : config_.prefix),
       names_(NameCacheOptions(config_)),
@@ -44,7 +44,7 @@ Filesystem::Filesystem(std::shared_ptr<s3::ObjectClient> client, FsConfig config
                                                                       config_.max_pending_uploads)
                                    : nullptr),
       // Every FUSE thread's LIST, and a few listings for lookups beside them.
-      lookup_pool_(std::make_unique<WorkerPool>(config_.max_threads + 4)) {}
+      lookup_pool_(std::make_unique<base::WorkerPool>(config_.max_threads + 4)) {}
 
 Filesystem::~Filesystem() = default;
 

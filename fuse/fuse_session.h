@@ -35,7 +35,7 @@ struct FuseMountOptions {
 // Replaceable parts of the core; null members get the defaults: reads go
 // through a Prefetcher over `client` (or direct ranged GETs when
 // FsConfig::prefetch is false), writes through the staged write-back
-// (fuse/staged_writer.h, made by the Filesystem).
+// (upload/, through fuse/staged_writer_factory.h; made by the Filesystem).
 struct FsComponents {
   std::shared_ptr<FileReaderFactory> readers;
   std::shared_ptr<FileWriterFactory> writers;

@@ -10,9 +10,11 @@
 #include <vector>
 
 #include "fuse/filesystem.h"
-#include "fuse/testing/fake_object_client.h"
+#include "s3/testing/fake_object_client.h"
 
 namespace bucketfs::fs::testing {
+
+using s3::testing::FakeObjectClient;
 
 struct DirEntryView {
   std::string name;

@@ -1,7 +1,7 @@
-// Parts filled in memory (filled_parts.h): FilledParts on its own, and
-// through a StagedWriter in the mount's shape (parts not read back, staged
+// Parts filled in memory (upload/filled_parts.h): FilledParts on its own, and
+// through a StagedUpload in the mount's shape (parts not read back, staged
 // while they upload, rewrites, holes, truncate, failures, many writers).
-#include "fuse/filled_parts.h"
+#include "upload/filled_parts.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -16,18 +16,18 @@
 #include <vector>
 
 #include "cache/staging_file.h"
-#include "fuse/part_layout.h"
-#include "fuse/staged_writer.h"
-#include "fuse/testing/staged_writer_fixture.h"
-#include "fuse/upload_budget.h"
+#include "upload/part_layout.h"
+#include "upload/staged_upload.h"
+#include "upload/testing/staged_upload_fixture.h"
+#include "upload/upload_budget.h"
 #include "s3/crc32c.h"
 
-namespace bucketfs::fs {
+namespace bucketfs::upload {
 namespace {
 
 using testing::Bytes;
 using testing::Pattern;
-using testing::StagedWriterTest;
+using testing::StagedUploadTest;
 
 // FilledParts on its own: parts of 1000 bytes from a budget of 8000 (fill
 // buffers up to 4000 in all, each at most 2000).
@@ -171,7 +171,7 @@ class CountingOps : public cache::StagingFileOps {
 
 // The mount's shape: 1 MiB writes of a 16 MiB-part file, 4 MiB settle, parts
 // prepared on the pool.
-class FilledPartsTest : public StagedWriterTest {
+class FilledPartsTest : public StagedUploadTest {
  protected:
   FilledPartsTest() {
     ctx_.writer.part_size = 1 << 20;
@@ -179,7 +179,7 @@ class FilledPartsTest : public StagedWriterTest {
     ctx_.staging.settle_bytes = 256 << 10;
     ctx_.staging.ops = ops_;
     ctx_.budget = std::make_shared<UploadBudget>(16 << 20);
-    ctx_.runner = std::make_shared<WorkerPool>(2);
+    ctx_.runner = std::make_shared<base::WorkerPool>(2);
   }
   std::shared_ptr<CountingOps> ops_ = std::make_shared<CountingOps>();
 };
@@ -197,8 +197,8 @@ TEST_F(FilledPartsTest, SequentialPartsAreNotReadBackAndAreStaged) {
     ASSERT_TRUE(w->Write(off, Bytes(data.substr(off, 128 << 10))).ok());
   }
   // Staging writes still under way when Commit starts are cut short (see
-  // StagedWriterTest.CommitDropsStagingWritesThatNothingWillRead).
-  std::static_pointer_cast<WorkerPool>(ctx_.runner)->Drain();
+  // StagedUploadTest.CommitDropsStagingWritesThatNothingWillRead).
+  std::static_pointer_cast<base::WorkerPool>(ctx_.runner)->Drain();
   ASSERT_TRUE(w->Commit().ok());
   client_->Drain();
   EXPECT_EQ(client_->Data(kBucket, "filled"), data);
@@ -394,7 +394,7 @@ TEST_F(FilledPartsTest, ManyWritersShareTheBudgetWithoutStalling) {
   ctx_.budget = std::make_shared<UploadBudget>(8 << 20);
   std::vector<std::string> data;
   for (unsigned i = 0; i < 6; ++i) data.push_back(Pattern((4 << 20) + 1000 * i, 50 + i));
-  std::vector<std::unique_ptr<FileWriter>> ws;
+  std::vector<std::unique_ptr<StagedUpload>> ws;
   for (size_t i = 0; i < data.size(); ++i) ws.push_back(Make("many-" + std::to_string(i)));
   std::vector<std::thread> threads;
   std::atomic<int> failures{0};
@@ -418,4 +418,4 @@ TEST_F(FilledPartsTest, ManyWritersShareTheBudgetWithoutStalling) {
 }
 
 }  // namespace
-}  // namespace bucketfs::fs
+}  // namespace bucketfs::upload
