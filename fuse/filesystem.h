@@ -36,6 +36,7 @@
 #include <span>
 #include <string>
 
+#include "base/task_runner.h"
 #include "fuse/cached_metadata.h"
 #include "fuse/file_reader.h"
 #include "fuse/file_writer.h"
@@ -47,7 +48,6 @@
 #include "fuse/pending_uploads.h"
 #include "fuse/sibling_hints.h"
 #include "fuse/stat_walkers.h"
-#include "base/task_runner.h"
 #include "fuse/thread_annotations.h"
 #include "s3/object_client.h"
 #include "s3/result.h"

@@ -70,8 +70,7 @@ std::shared_ptr<FileWriterFactory> MakeStagedWriterFactory(std::shared_ptr<s3::O
                                                            uint64_t memory_budget) {
   upload::StagingOptions staging;
   staging.dir = std::move(staging_dir);
-  staging.memory_budget =
-      memory_budget != 0 ? memory_budget : upload::DefaultMemoryBudget(options);
+  staging.memory_budget = memory_budget != 0 ? memory_budget : upload::DefaultMemoryBudget(options);
   return std::make_shared<StagedWriterFactory>(
       upload::MakeStagingContext(std::move(client), options, std::move(staging)));
 }

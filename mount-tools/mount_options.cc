@@ -227,7 +227,8 @@ const std::vector<OptionSpec>& Specs() {
          return Status::Ok();
        },
        "DIR for the local data cache"},
-      {"part-size", true, PartSize(&fs::FsConfig::write_part_size, s3::kMinPartSize, s3::kMaxPartSize),
+      {"part-size", true,
+       PartSize(&fs::FsConfig::write_part_size, s3::kMinPartSize, s3::kMaxPartSize),
        "SIZE of multipart upload parts (16M)"},
       {"read-part-size", true, PartSize(&fs::FsConfig::read_part_size, 64ull << 10, 1ull << 30),
        "SIZE of ranged reads (8M)"},

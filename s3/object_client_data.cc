@@ -143,8 +143,8 @@ Result<S3Request> PlanUploadPart(const UploadPartParams& p, std::span<const std:
   if (Status st = CheckBucketKey(kOp, p.bucket, p.key); !st.ok()) return st.error();
   if (p.upload_id.empty()) return InvalidArgument(kOp, "empty upload id");
   if (p.part_number < 1 || p.part_number > kMaxPartNumber) {
-    return InvalidArgument(kOp,
-                           "part number " + std::to_string(p.part_number) + " outside 1.." + std::to_string(kMaxPartNumber));
+    return InvalidArgument(kOp, "part number " + std::to_string(p.part_number) + " outside 1.." +
+                                    std::to_string(kMaxPartNumber));
   }
   S3Request req;
   req.method = "PUT";

@@ -67,8 +67,8 @@ Result<UploadPartResult> S3ObjectClient::UploadPartCopy(const UploadPartCopyPara
   if (Status st = CheckBucketKey(kOp, p.source_bucket, p.source_key); !st.ok()) return st.error();
   if (p.upload_id.empty()) return InvalidArgument(kOp, "empty upload id");
   if (p.part_number < 1 || p.part_number > kMaxPartNumber) {
-    return InvalidArgument(kOp,
-                           "part number " + std::to_string(p.part_number) + " outside 1.." + std::to_string(kMaxPartNumber));
+    return InvalidArgument(kOp, "part number " + std::to_string(p.part_number) + " outside 1.." +
+                                    std::to_string(kMaxPartNumber));
   }
   S3Request req;
   req.method = "PUT";
@@ -115,7 +115,8 @@ Result<CompleteMultipartUploadResult> S3ObjectClient::CompleteMultipartUpload(
     const CompletedPart& part = p.parts[i];
     if (part.part_number < 1 || part.part_number > kMaxPartNumber ||
         (i > 0 && part.part_number <= p.parts[i - 1].part_number)) {
-      return InvalidArgument(kOp, "part numbers must ascend within 1.." + std::to_string(kMaxPartNumber));
+      return InvalidArgument(
+          kOp, "part numbers must ascend within 1.." + std::to_string(kMaxPartNumber));
     }
     if (part.etag.empty()) {
       return InvalidArgument(kOp, "part " + std::to_string(part.part_number) + " has no ETag");

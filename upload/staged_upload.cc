@@ -13,8 +13,7 @@ Result<std::unique_ptr<StagedUpload>> StagedUpload::Open(const StagingContext& c
   auto staging =
       cache::StagingFile::Create(context.staging.dir, context.staging.ops, context.space);
   if (!staging.ok()) return staging.error();
-  return std::make_unique<StagedUpload>(context, bucket, key, std::move(*staging),
-                                        std::move(base));
+  return std::make_unique<StagedUpload>(context, bucket, key, std::move(*staging), std::move(base));
 }
 
 StagedUpload::StagedUpload(const StagingContext& context, std::string bucket, std::string key,

@@ -129,10 +129,9 @@ class StagedUpload {
   bool Eligible(int i) const REQUIRES(mu_);
   Status Pump(bool all, int limit = 0) REQUIRES(mu_) EXCLUDES(done_mu_);
   Status StartPart(int i, bool final) REQUIRES(mu_) EXCLUDES(done_mu_);
-  void SendFilled(const std::shared_ptr<StagingStore>& staging,
-                  const std::shared_ptr<Sending>& job, s3::UploadPartParams p, int i,
-                  uint64_t gen, uint64_t start, bool stage, std::optional<uint32_t> sum)
-      EXCLUDES(mu_, done_mu_);
+  void SendFilled(const std::shared_ptr<StagingStore>& staging, const std::shared_ptr<Sending>& job,
+                  s3::UploadPartParams p, int i, uint64_t gen, uint64_t start, bool stage,
+                  std::optional<uint32_t> sum) EXCLUDES(mu_, done_mu_);
   void SendStaged(StagingStore& staging, const std::shared_ptr<Sending>& job,
                   s3::UploadPartParams p, int i, uint64_t gen, uint64_t start)
       EXCLUDES(mu_, done_mu_);

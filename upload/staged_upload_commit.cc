@@ -147,8 +147,8 @@ bool StagedUpload::CanCopy(int i, int n) const {
 
 Status StagedUpload::CopyPart(int i) {
   const uint64_t start = layout_.Start(i);
-  auto r = upload_.CopyPart(i + 1, start, std::min(layout_.End(i), size_.load()) - start,
-                            base_->etag);
+  auto r =
+      upload_.CopyPart(i + 1, start, std::min(layout_.End(i), size_.load()) - start, base_->etag);
   if (!r.ok()) return r.error();
   std::lock_guard done(done_mu_);
   parts_.Copied(i, *r);

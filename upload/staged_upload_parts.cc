@@ -150,8 +150,8 @@ void StagedUpload::StageFilled(StagingStore& staging, const std::shared_ptr<Send
   const StagingStore::Staged staged =
       staging.WritePieces(start, job->body.bytes(), ctx_.staging.stage_piece);
   if (staged.unneeded) {
-    spdlog::info("staging part {} of s3://{}/{} after the commit: {} (not needed)", i + 1,
-                 bucket_, key_, staged.unneeded->ToString());
+    spdlog::info("staging part {} of s3://{}/{} after the commit: {} (not needed)", i + 1, bucket_,
+                 key_, staged.unneeded->ToString());
   }
   if (!staged.status.ok()) {
     spdlog::warn("staging part {} of s3://{}/{}: {}", i + 1, bucket_, key_,
@@ -200,4 +200,3 @@ void StagedUpload::WaitForAllParts() {
 }
 
 }  // namespace bucketfs::upload
-
