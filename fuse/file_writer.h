@@ -1,6 +1,7 @@
 // FileWriter: how the core turns the writes of one open file into an object.
-// The mount's writer is the StagedWriter (fuse/staged_writer.h): writes at
-// any offset, staged on local disk, sent as a multipart upload part by part.
+// The mount's writer is upload/'s StagedUpload behind the glue in
+// fuse/staged_writer_factory.h: writes at any offset, staged on local disk,
+// sent as a multipart upload part by part.
 //
 // Commit is idempotent: it runs once and every later call returns the same
 // result. After Commit, Write fails with EBADF. Abort drops an unfinished
@@ -15,13 +16,15 @@
 
 #include "s3/object_client.h"
 #include "s3/result.h"
+#include "upload/upload_context.h"
 
 namespace bucketfs::fs {
 
-struct CommittedObject {
-  std::string etag;
-  uint64_t size = 0;
-};
+// The object a writer wrote, and the one it starts from when a file is
+// opened for writing without O_TRUNC (append, in-place change).
+using upload::BaseObject;
+using upload::CommittedObject;
+using upload::WriterOptions;
 
 class FileWriter {
  public:
@@ -39,21 +42,6 @@ class FileWriter {
   }
 };
 
-// The object a writer starts from when a file is opened for writing without
-// O_TRUNC (append, in-place change).
-struct BaseObject {
-  std::string etag;
-  uint64_t size = 0;
-};
-
-struct WriterOptions {
-  uint64_t part_size = 16ull << 20;  // first part size; grows to stay within 10000 parts
-  int max_parts_in_flight = 4;
-  // What each body carries for the server to verify. Uploads over an existing
-  // object (UploadPartCopy of unchanged parts) always use MD5.
-  s3::BodyChecksum checksum = s3::BodyChecksum::kCrc32c;
-};
-
 class FileWriterFactory {
  public:
   virtual ~FileWriterFactory() = default;
@@ -66,10 +54,5 @@ class FileWriterFactory {
     return nullptr;
   }
 };
-
-// Part size for part `part_number` (1-based): `base` for the first 1000 parts,
-// then doubling every 1000 parts (capped at 5 GiB), so 10000 parts reach far
-// past S3's 5 TiB object limit.
-uint64_t PartSizeFor(uint64_t base, int part_number);
 
 }  // namespace bucketfs::fs

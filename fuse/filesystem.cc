@@ -39,7 +39,7 @@ Filesystem::Filesystem(std::shared_ptr<s3::ObjectClient> client, FsConfig config
                                                                       config_.max_pending_uploads)
                                    : nullptr),
       // Every FUSE thread's LIST, and a few listings for lookups beside them.
-      lookup_pool_(std::make_unique<WorkerPool>(config_.max_threads + 4)) {
+      lookup_pool_(std::make_unique<base::WorkerPool>(config_.max_threads + 4)) {
   if (!client_ || !readers_ || !writers_) {
     spdlog::critical("Filesystem built without an S3 client, a read path or a write-back");
     std::abort();

@@ -36,6 +36,7 @@
 #include <span>
 #include <string>
 
+#include "base/task_runner.h"
 #include "fuse/cached_metadata.h"
 #include "fuse/file_reader.h"
 #include "fuse/file_writer.h"
@@ -47,7 +48,6 @@
 #include "fuse/pending_uploads.h"
 #include "fuse/sibling_hints.h"
 #include "fuse/stat_walkers.h"
-#include "fuse/task_runner.h"
 #include "fuse/thread_annotations.h"
 #include "s3/object_client.h"
 #include "s3/result.h"
@@ -239,7 +239,7 @@ class Filesystem {
   const std::unique_ptr<PendingUploads> pending_;
   // The LISTs that run beside a lookup's HEAD and the listings fetched for
   // lookups. Last member: destroyed (drained) before what its tasks use.
-  const std::unique_ptr<WorkerPool> lookup_pool_;
+  const std::unique_ptr<base::WorkerPool> lookup_pool_;
 };
 
 // The errno an error carries, for the FUSE edge.

@@ -6,11 +6,11 @@
 #include <algorithm>
 
 #include "fuse/filesystem.h"
+#include "s3/s3_limits.h"
 
 namespace bucketfs::fs {
 namespace {
 
-constexpr uint64_t kMaxCopyObject = 5ull << 30;   // CopyObject's limit
 constexpr uint64_t kCopyPartSize = 512ull << 20;  // UploadPartCopy part past it
 
 Error Logged(const char* op, const std::string& bucket, const std::string& key, Error e) {
@@ -118,7 +118,7 @@ Result<ObjectAttrs> Filesystem::CopyObject(const std::string& src_bucket,
     return ObjectAttrs{source.size, std::chrono::system_clock::now(), etag,
                        std::chrono::steady_clock::now()};
   };
-  if (source.size <= kMaxCopyObject) {
+  if (source.size <= s3::kMaxCopyObjectSize) {
     s3::CopyObjectParams p;
     p.bucket = dst_bucket;
     p.key = dst_key;

@@ -130,7 +130,7 @@ TEST_F(FsReadWriteTest, LargeFileIsAMultipartUploadInOrder) {
     ASSERT_TRUE(w.ok());
     EXPECT_EQ(*w, n);
   }
-  // (Parts going out while the file is written: staged_writer_test.cc.)
+  // (Parts going out while the file is written: upload/staged_upload_test.cc.)
   ASSERT_TRUE(fs_->Flush(fh).ok());
   EXPECT_EQ(client_->Calls("UploadPart"), 6);
   EXPECT_EQ(client_->Calls("CompleteMultipartUpload"), 1);

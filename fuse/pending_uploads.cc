@@ -7,7 +7,7 @@ namespace bucketfs::fs {
 
 PendingUploads::PendingUploads(int concurrency, size_t max_pending)
     : max_pending_(std::max<size_t>(1, max_pending)),
-      pool_(std::make_unique<WorkerPool>(std::max(1, concurrency))) {}
+      pool_(std::make_unique<base::WorkerPool>(std::max(1, concurrency))) {}
 
 PendingUploads::~PendingUploads() { pool_.reset(); }
 

@@ -22,7 +22,7 @@
 #include <string>
 #include <utility>
 
-#include "fuse/task_runner.h"
+#include "base/task_runner.h"
 #include "fuse/thread_annotations.h"
 #include "s3/result.h"
 
@@ -77,7 +77,7 @@ class PendingUploads {
   Status first_unreported_ GUARDED_BY(mu_);
   Counts counts_ GUARDED_BY(mu_);
   // Last member: destroyed (drained) first, while the fields above still exist.
-  std::unique_ptr<WorkerPool> pool_;
+  std::unique_ptr<base::WorkerPool> pool_;
 };
 
 }  // namespace bucketfs::fs

@@ -4,7 +4,7 @@
 
 #include <thread>
 
-#include "fuse/task_runner.h"
+#include "base/task_runner.h"
 
 namespace bucketfs::fs {
 namespace {
@@ -14,7 +14,7 @@ class PrefetchReader : public FileReader {
   // `replies` (may be null: reply on the completing thread) outlives every
   // fetch of the reader (see PrefetchReaderFactory's destructor).
   PrefetchReader(std::shared_ptr<prefetch::Prefetcher> prefetcher,
-                 std::unique_ptr<prefetch::ObjectReader> reader, TaskRunner* replies)
+                 std::unique_ptr<prefetch::ObjectReader> reader, base::TaskRunner* replies)
       : prefetcher_(std::move(prefetcher)), reader_(std::move(reader)), replies_(replies) {}
   ~PrefetchReader() override {
     reader_->Close();
@@ -83,14 +83,14 @@ class PrefetchReader : public FileReader {
 
   const std::shared_ptr<prefetch::Prefetcher> prefetcher_;  // outlives reader_
   const std::unique_ptr<prefetch::ObjectReader> reader_;
-  TaskRunner* const replies_;
+  base::TaskRunner* const replies_;
 };
 
 class PrefetchReaderFactory : public FileReaderFactory {
  public:
   PrefetchReaderFactory(std::shared_ptr<prefetch::Prefetcher> prefetcher, int reply_threads)
       : prefetcher_(std::move(prefetcher)),
-        replies_(reply_threads > 0 ? std::make_unique<WorkerPool>(reply_threads) : nullptr) {}
+        replies_(reply_threads > 0 ? std::make_unique<base::WorkerPool>(reply_threads) : nullptr) {}
   ~PrefetchReaderFactory() override {
     // No fetch completes after this, so no reader posts to replies_ any more;
     // destroying the pool then runs the replies still queued.
@@ -119,7 +119,7 @@ class PrefetchReaderFactory : public FileReaderFactory {
 
  private:
   const std::shared_ptr<prefetch::Prefetcher> prefetcher_;
-  std::unique_ptr<WorkerPool> replies_;
+  std::unique_ptr<base::WorkerPool> replies_;
 };
 
 }  // namespace

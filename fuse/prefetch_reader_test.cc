@@ -24,7 +24,7 @@ class PrefetchReaderTest : public FsTest {
     config.bucket = kBucket;
     fs_ = std::make_unique<Filesystem>(
         client_, config,
-        FsComponents{MakePrefetchReaderFactory(prefetcher), StagedWritersFor(client_, config)});
+        FsComponents{MakePrefetchReaderFactory(prefetcher), MakeStagedWriterFactory(client_, config)});
   }
 
   // Reads the whole file with ReadAsync in `chunk` steps, gathering segments.

@@ -4,7 +4,7 @@
 
 #include <map>
 
-#include "fuse/testing/fake_object_client.h"
+#include "s3/testing/fake_object_client.h"
 
 namespace bucketfs::fs {
 namespace {
@@ -45,7 +45,7 @@ class SubtreeListerTest : public ::testing::Test {
     return out;
   }
 
-  testing::FakeObjectClient client_;
+  s3::testing::FakeObjectClient client_;
   std::vector<std::string> dirs_;
 };
 

@@ -14,6 +14,7 @@
 
 #include "mount-tools/byte_size.h"
 #include "mount-tools/str_cat.h"
+#include "s3/s3_limits.h"
 
 namespace bucketfs::tools {
 namespace {
@@ -226,7 +227,8 @@ const std::vector<OptionSpec>& Specs() {
          return Status::Ok();
        },
        "DIR for the local data cache"},
-      {"part-size", true, PartSize(&fs::FsConfig::write_part_size, 5ull << 20, 5ull << 30),
+      {"part-size", true,
+       PartSize(&fs::FsConfig::write_part_size, s3::kMinPartSize, s3::kMaxPartSize),
        "SIZE of multipart upload parts (16M)"},
       {"read-part-size", true, PartSize(&fs::FsConfig::read_part_size, 64ull << 10, 1ull << 30),
        "SIZE of ranged reads (8M)"},

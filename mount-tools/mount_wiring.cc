@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "fuse/prefetch_reader.h"
-#include "fuse/staged_writer.h"
+#include "fuse/staged_writer_factory.h"
 #include "prefetch/object_client_range_source.h"
 #include "prefetch/prefetcher.h"
 
@@ -48,11 +48,8 @@ std::shared_ptr<fs::FileReaderFactory> BuildReaders(const std::shared_ptr<s3::Ob
 
 fs::FsComponents BuildComponents(const std::shared_ptr<s3::ObjectClient>& client,
                                  const fs::FsConfig& config) {
-  return fs::FsComponents{
-      .readers = BuildReaders(client, config),
-      .writers = fs::MakeStagedWriterFactory(
-          client, fs::WriterOptions{config.write_part_size, config.max_upload_parts_in_flight},
-          fs::DefaultStagingDir(config.cache_dir), config.max_upload_memory)};
+  return fs::FsComponents{.readers = BuildReaders(client, config),
+                          .writers = fs::MakeStagedWriterFactory(client, config)};
 }
 
 std::unique_ptr<fs::Filesystem> BuildFilesystem(std::shared_ptr<s3::ObjectClient> client,

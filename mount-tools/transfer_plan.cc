@@ -4,6 +4,7 @@
 
 #include "mount-tools/progress_bar.h"
 #include "mount-tools/windowed_runner.h"
+#include "s3/s3_limits.h"
 
 namespace bucketfs::tools {
 
@@ -17,7 +18,7 @@ std::vector<Part> SplitIntoParts(uint64_t size, uint64_t part_size) {
 }
 
 uint64_t FitPartSize(uint64_t size, uint64_t part_size) {
-  constexpr uint64_t kMaxParts = 10000;
+  constexpr uint64_t kMaxParts = s3::kMaxPartNumber;
   constexpr uint64_t kMiB = 1 << 20;
   if ((size + part_size - 1) / part_size <= kMaxParts) return part_size;
   uint64_t need = (size + kMaxParts - 1) / kMaxParts;

@@ -25,7 +25,7 @@ struct Part {
 // Zero size gives no parts. REQUIRES: part_size > 0.
 std::vector<Part> SplitIntoParts(uint64_t size, uint64_t part_size);
 
-// S3 allows at most 10,000 parts: grows `part_size` (to a whole MiB) until
+// S3 allows at most s3::kMaxPartNumber parts: grows `part_size` (to a whole MiB) until
 // `size` fits. REQUIRES: part_size > 0.
 uint64_t FitPartSize(uint64_t size, uint64_t part_size);
 

@@ -105,7 +105,7 @@ struct CreateMultipartUploadResult {
 };
 struct UploadPartParams {
   std::string bucket, key, upload_id;
-  int part_number = 0;  // 1..10000
+  int part_number = 0;  // 1..kMaxPartNumber (s3_limits.h)
   BodyChecksum checksum = BodyChecksum::kMd5;
   // kCrc32c: the body's sum (base64, as Crc32cBase64) when the caller has it
   // already (summed while the body was filled, as the staged writer does);

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "s3/object_client_impl.h"
+#include "s3/s3_limits.h"
 
 namespace bucketfs::s3 {
 namespace {
@@ -141,9 +142,9 @@ Result<S3Request> PlanUploadPart(const UploadPartParams& p, std::span<const std:
   constexpr std::string_view kOp = "UploadPart";
   if (Status st = CheckBucketKey(kOp, p.bucket, p.key); !st.ok()) return st.error();
   if (p.upload_id.empty()) return InvalidArgument(kOp, "empty upload id");
-  if (p.part_number < 1 || p.part_number > 10000) {
-    return InvalidArgument(kOp,
-                           "part number " + std::to_string(p.part_number) + " outside 1..10000");
+  if (p.part_number < 1 || p.part_number > kMaxPartNumber) {
+    return InvalidArgument(kOp, "part number " + std::to_string(p.part_number) + " outside 1.." +
+                                    std::to_string(kMaxPartNumber));
   }
   S3Request req;
   req.method = "PUT";

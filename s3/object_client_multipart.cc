@@ -4,6 +4,7 @@
 
 #include "s3/object_client_impl.h"
 #include "s3/retry_policy.h"
+#include "s3/s3_limits.h"
 #include "s3/s3_xml_responses.h"
 
 namespace bucketfs::s3 {
@@ -65,9 +66,9 @@ Result<UploadPartResult> S3ObjectClient::UploadPartCopy(const UploadPartCopyPara
   if (Status st = CheckBucketKey(kOp, p.bucket, p.key); !st.ok()) return st.error();
   if (Status st = CheckBucketKey(kOp, p.source_bucket, p.source_key); !st.ok()) return st.error();
   if (p.upload_id.empty()) return InvalidArgument(kOp, "empty upload id");
-  if (p.part_number < 1 || p.part_number > 10000) {
-    return InvalidArgument(kOp,
-                           "part number " + std::to_string(p.part_number) + " outside 1..10000");
+  if (p.part_number < 1 || p.part_number > kMaxPartNumber) {
+    return InvalidArgument(kOp, "part number " + std::to_string(p.part_number) + " outside 1.." +
+                                    std::to_string(kMaxPartNumber));
   }
   S3Request req;
   req.method = "PUT";
@@ -112,9 +113,10 @@ Result<CompleteMultipartUploadResult> S3ObjectClient::CompleteMultipartUpload(
   if (p.parts.empty()) return InvalidArgument(kOp, "no parts");
   for (size_t i = 0; i < p.parts.size(); ++i) {
     const CompletedPart& part = p.parts[i];
-    if (part.part_number < 1 || part.part_number > 10000 ||
+    if (part.part_number < 1 || part.part_number > kMaxPartNumber ||
         (i > 0 && part.part_number <= p.parts[i - 1].part_number)) {
-      return InvalidArgument(kOp, "part numbers must ascend within 1..10000");
+      return InvalidArgument(
+          kOp, "part numbers must ascend within 1.." + std::to_string(kMaxPartNumber));
     }
     if (part.etag.empty()) {
       return InvalidArgument(kOp, "part " + std::to_string(part.part_number) + " has no ETag");

@@ -10,18 +10,12 @@
 #include <vector>
 
 #include "fuse/filesystem.h"
-#include "fuse/staged_writer.h"
-#include "fuse/testing/fake_object_client.h"
+#include "fuse/staged_writer_factory.h"
+#include "s3/testing/fake_object_client.h"
 
 namespace bucketfs::fs::testing {
 
-// The staged write-back as the mount configures it from `config`.
-inline std::shared_ptr<FileWriterFactory> StagedWritersFor(
-    const std::shared_ptr<s3::ObjectClient>& client, const FsConfig& config) {
-  return MakeStagedWriterFactory(
-      client, WriterOptions{config.write_part_size, config.max_upload_parts_in_flight},
-      DefaultStagingDir(config.cache_dir), config.max_upload_memory);
-}
+using s3::testing::FakeObjectClient;
 
 struct DirEntryView {
   std::string name;
@@ -42,7 +36,7 @@ class FsTest : public ::testing::Test {
     if (config.bucket.empty() && !all_buckets_) config.bucket = kBucket;
     fs_ = std::make_unique<Filesystem>(
         client_, config,
-        FsComponents{MakeDirectReaderFactory(client_), StagedWritersFor(client_, config)});
+        FsComponents{MakeDirectReaderFactory(client_), MakeStagedWriterFactory(client_, config)});
     return *fs_;
   }
 

@@ -1,7 +1,7 @@
-// TaskRunner: where the staged writer prepares a part for upload (reads it
-// back from the staging file, sums it, hands it to the client), so that the
-// FUSE thread carrying the write() that made the part final does not do that
-// work itself and the application's next write() is not held up by it.
+// TaskRunner: where work leaves the thread that asked for it, so that thread
+// (a FUSE thread carrying an application's write() or read()) is not held up
+// by it: upload/ prepares parts and writes its staging file on runners, fuse/
+// sends lookups and replies on them.
 //
 // WorkerPool is the mount's runner: a fixed set of threads taking tasks from
 // one queue in order. Tests inject runners that hold or inline tasks (the
@@ -18,7 +18,7 @@
 
 #include "fuse/thread_annotations.h"
 
-namespace bucketfs::fs {
+namespace bucketfs::base {
 
 class TaskRunner {
  public:
@@ -55,4 +55,4 @@ class WorkerPool : public TaskRunner {
   std::vector<std::thread> threads_;
 };
 
-}  // namespace bucketfs::fs
+}  // namespace bucketfs::base

@@ -5,9 +5,12 @@
 
 #include <cstdint>
 
-#include "fuse/file_writer.h"
+namespace bucketfs::upload {
 
-namespace bucketfs::fs {
+// Part size for part `part_number` (1-based): `base` for the first 1000
+// parts, then doubling every 1000 parts (capped at s3::kMaxPartSize), so
+// s3::kMaxPartNumber parts reach far past s3::kMaxObjectSize.
+uint64_t PartSizeFor(uint64_t base, int part_number);
 
 class PartLayout {
  public:
@@ -40,4 +43,4 @@ class PartLayout {
   const uint64_t base_;
 };
 
-}  // namespace bucketfs::fs
+}  // namespace bucketfs::upload

@@ -1,12 +1,12 @@
 // UploadBudget: the memory for part bytes in flight, shared by the writers of
-// a mount (fuse/staged_writer.h). A buffer is taken before a part is read
+// a mount (upload/staged_upload.h). A buffer is taken before a part is read
 // back or filled and given back when its upload (and staging write) is done,
 // so a mount's part memory stays within one bound however many files it
 // writes; Take blocks while the bound is reached (the writers' backpressure).
 //
 // Two kinds of buffers share the capacity: Take, for a part about to be sent
 // (at most half the capacity), and TakeFill, for a part a writer fills in
-// memory (fuse/filled_parts.h), held until the part is sent; fill buffers
+// memory (upload/filled_parts.h), held until the part is sent; fill buffers
 // never pass the other half, so Take only ever waits for uploads to end.
 // Buffers given back are kept for reuse (kept plus used within the capacity);
 // a kept buffer larger than asked for is charged for all it holds, or not
@@ -25,7 +25,7 @@
 #include "fuse/thread_annotations.h"
 #include "prefetch/buffer_pool.h"
 
-namespace bucketfs::fs {
+namespace bucketfs::upload {
 
 // Memory for part bytes: the read path's buffers (prefetch::AllocateBuffer).
 // Parts of 2 MiB and more get their own 2 MiB-aligned mapping on transparent
@@ -89,4 +89,4 @@ class UploadBudget {
   uint64_t free_bytes_ GUARDED_BY(mu_) = 0;       // capacity of free_
 };
 
-}  // namespace bucketfs::fs
+}  // namespace bucketfs::upload

@@ -1,8 +1,8 @@
-// FilledParts: the parts of one StagedWriter (fuse/staged_writer.h) that are
+// FilledParts: the parts of one StagedUpload (upload/staged_upload.h) that are
 // filled in memory. Parts that a file's writes reach for the first time (at
 // the part's start, for a part holding bytes of the object the file is built
 // from; the first part only from a first write of 128 KiB or more at 0, see
-// StagedWriter::CanFill) are assembled in a part buffer from the UploadBudget
+// StagedUpload::CanFill) are assembled in a part buffer from the UploadBudget
 // (TakeFill) instead of the staging file: each write is copied straight into
 // the buffer and, while writes come in order, summed (CRC32C) in the same
 // pass (s3::CopyCrc32c), so the part is never read back before upload.
@@ -30,10 +30,10 @@
 #include <span>
 
 #include "cache/staging_file.h"
-#include "fuse/part_layout.h"
-#include "fuse/upload_budget.h"
+#include "upload/part_layout.h"
+#include "upload/upload_budget.h"
 
-namespace bucketfs::fs {
+namespace bucketfs::upload {
 
 class FilledParts {
  public:
@@ -92,4 +92,4 @@ class FilledParts {
   std::map<int, Fill> fills_;  // by part index
 };
 
-}  // namespace bucketfs::fs
+}  // namespace bucketfs::upload

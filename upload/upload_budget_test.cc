@@ -1,7 +1,7 @@
 // UploadBudget: buffers reused within the capacity, huge-page mappings for
 // large parts, poisoning of kept buffers under ASan, and fill buffers kept
 // within half the capacity.
-#include "fuse/upload_budget.h"
+#include "upload/upload_budget.h"
 
 #include <gtest/gtest.h>
 
@@ -16,7 +16,7 @@
 
 #include "s3/memory_poison.h"
 
-namespace bucketfs::fs {
+namespace bucketfs::upload {
 namespace {
 
 TEST(UploadBudgetTest, BuffersAreReusedWithinTheCapacity) {
@@ -180,4 +180,4 @@ TEST(UploadBudgetTest, FillBuffersStayWithinHalfTheCapacity) {
 }
 
 }  // namespace
-}  // namespace bucketfs::fs
+}  // namespace bucketfs::upload

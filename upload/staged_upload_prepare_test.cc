@@ -1,4 +1,4 @@
-// StagedWriter with parts prepared on a runner (the mount's WorkerPool): the
+// StagedUpload with parts prepared on a runner (the mount's WorkerPool): the
 // write that makes a part final returns before the part is read back, summed
 // and sent; changes and failures meanwhile; writers in parallel on the pool.
 #include <gtest/gtest.h>
@@ -15,128 +15,32 @@
 #include <thread>
 #include <vector>
 
-#include "fuse/staged_writer.h"
-#include "fuse/testing/staged_writer_fixture.h"
 #include "s3/crc32c.h"
+#include "upload/staged_upload.h"
+#include "upload/testing/staged_upload_fixture.h"
+#include "upload/testing/staging_fakes.h"
 
-namespace bucketfs::fs {
+namespace bucketfs::upload {
 namespace {
 
 using testing::Bytes;
+using testing::Eventually;
 using testing::FakeObjectClient;
+using testing::FaultyReadOps;
+using testing::HeldRunner;
 using testing::Pattern;
-using testing::StagedWriterTest;
+using testing::StagedUploadTest;
+using testing::StuckDiskOps;
 
-// Part preparation on a runner (the mount's WorkerPool): the write that makes
-// a part final returns before the part is read back, summed and sent.
-
-// Holds posted tasks until RunHeld (or runs them at once when not holding).
-class HeldRunner : public TaskRunner {
- public:
-  void Post(std::function<void()> task) override {
-    {
-      std::lock_guard lock(mu);
-      if (hold) {
-        held.push_back(std::move(task));
-        return;
-      }
-    }
-    task();
-  }
-  size_t Held() {
-    std::lock_guard lock(mu);
-    return held.size();
-  }
-  void RunHeld(bool keep_holding) {
-    std::deque<std::function<void()>> run;
-    {
-      std::lock_guard lock(mu);
-      run.swap(held);
-      hold = keep_holding;
-    }
-    for (auto& f : run) f();
-  }
-
-  std::mutex mu;
-  bool hold = true;
-  std::deque<std::function<void()>> held;
-};
-
-// Fails pread with a chosen errno once armed.
-class FaultyReadOps : public cache::StagingFileOps {
- public:
-  ssize_t PRead(int fd, void* buf, size_t n, off_t offset) override {
-    if (fail_errno.load() != 0) {
-      errno = fail_errno.load();
-      return -1;
-    }
-    return StagingFileOps::PRead(fd, buf, n, offset);
-  }
-  std::atomic<int> fail_errno{0};
-};
-
-// Holds every pwrite at or past `from` until Release; counts them.
-class StuckDiskOps : public cache::StagingFileOps {
- public:
-  explicit StuckDiskOps(off_t from) : from_(from) {}
-  ssize_t PWrite(int fd, const void* buf, size_t n, off_t offset) override {
-    if (offset >= from_) {
-      std::unique_lock lock(mu_);
-      ++calls_;
-      bytes_ += n;
-      cv_.wait(lock, [&] { return released_; });
-    }
-    if (offset >= from_ && fail_errno_ != 0) {
-      errno = fail_errno_;
-      return -1;
-    }
-    return StagingFileOps::PWrite(fd, buf, n, offset);
-  }
-  // Released writes fail with `e` (0: they succeed).
-  void FailWith(int e) {
-    std::lock_guard lock(mu_);
-    fail_errno_ = e;
-  }
-  void Release() {
-    std::lock_guard lock(mu_);
-    released_ = true;
-    cv_.notify_all();
-  }
-  size_t bytes() {
-    std::lock_guard lock(mu_);
-    return bytes_;
-  }
-  int calls() {
-    std::lock_guard lock(mu_);
-    return calls_;
-  }
-
- private:
-  const off_t from_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool released_ = false;
-  int fail_errno_ = 0;
-  int calls_ = 0;
-  size_t bytes_ = 0;
-};
-
-// Polls `done` for up to 10 s.
-bool Eventually(const std::function<bool()>& done) {
-  for (int i = 0; i < 10000; ++i) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return done();
 }
 
-TEST_F(StagedWriterTest, PartsUploadWhileTheirStagingWritesWaitOnTheDisk) {
+TEST_F(StagedUploadTest, PartsUploadWhileTheirStagingWritesWaitOnTheDisk) {
   // With 4 writers, the runner's threads spent their time in staging writes
   // while the next parts waited to start: staging has its own runner.
   auto ops = std::make_shared<StuckDiskOps>(/*from=*/1024);  // every filled part's write
   ctx_.staging.ops = ops;
-  ctx_.runner = std::make_shared<WorkerPool>(1);
-  ctx_.stager = std::make_shared<WorkerPool>(1);
+  ctx_.runner = std::make_shared<base::WorkerPool>(1);
+  ctx_.stager = std::make_shared<base::WorkerPool>(1);
   ctx_.writer.max_parts_in_flight = 8;
   auto w = Make("stuck-disk");
   const std::string data = Pattern(4096, 14);
@@ -150,14 +54,14 @@ TEST_F(StagedWriterTest, PartsUploadWhileTheirStagingWritesWaitOnTheDisk) {
   EXPECT_EQ(client_->Data(kBucket, "stuck-disk"), data);
 }
 
-TEST_F(StagedWriterTest, CommitDropsStagingWritesThatNothingWillRead) {
+TEST_F(StagedUploadTest, CommitDropsStagingWritesThatNothingWillRead) {
   // Once Commit has sent the last parts, no write can come back to a part
   // already sent: its staging write stops at the next piece, and Commit (so
   // close()) does not wait for the disk.
   auto ops = std::make_shared<StuckDiskOps>(/*from=*/1024);
   ctx_.staging.ops = ops;
   ctx_.staging.stage_piece = 256;  // part 1 is staged in four pieces
-  ctx_.stager = std::make_shared<WorkerPool>(1);
+  ctx_.stager = std::make_shared<base::WorkerPool>(1);
   auto w = Make("cut");
   const std::string data = Pattern(3000, 15);
   ASSERT_TRUE(w->Write(0, Bytes(data)).ok());  // parts 0 and 1 sent; part 1 being staged
@@ -175,13 +79,13 @@ TEST_F(StagedWriterTest, CommitDropsStagingWritesThatNothingWillRead) {
   EXPECT_EQ(ctx_.budget->used(), 0u);
 }
 
-TEST_F(StagedWriterTest, StagingWriteFailingAfterTheCutDoesNotFailTheCommit) {
+TEST_F(StagedUploadTest, StagingWriteFailingAfterTheCutDoesNotFailTheCommit) {
   // The disk fills while the last parts upload: the staging write that then
   // fails was needed by nothing, and the object is whole.
   auto ops = std::make_shared<StuckDiskOps>(/*from=*/1024);
   ctx_.staging.ops = ops;
   ctx_.staging.stage_piece = 256;
-  auto stager = std::make_shared<WorkerPool>(1);
+  auto stager = std::make_shared<base::WorkerPool>(1);
   ctx_.stager = stager;
   auto w = Make("full-disk-late");
   const std::string data = Pattern(3000, 16);
@@ -202,7 +106,7 @@ TEST_F(StagedWriterTest, StagingWriteFailingAfterTheCutDoesNotFailTheCommit) {
   EXPECT_EQ(client_->Data(kBucket, "full-disk-late"), data);
 }
 
-TEST_F(StagedWriterTest, WriteReturnsBeforeThePartIsReadBackAndSent) {
+TEST_F(StagedUploadTest, WriteReturnsBeforeThePartIsReadBackAndSent) {
   ctx_.staging.fill_in_memory = false;  // parts read back from the staging file
   auto runner = std::make_shared<HeldRunner>();
   ctx_.runner = runner;
@@ -219,7 +123,7 @@ TEST_F(StagedWriterTest, WriteReturnsBeforeThePartIsReadBackAndSent) {
   EXPECT_EQ(client_->Calls("UploadPart"), 3);
 }
 
-TEST_F(StagedWriterTest, PartChangedBeforeItIsReadBackIsSentAgain) {
+TEST_F(StagedUploadTest, PartChangedBeforeItIsReadBackIsSentAgain) {
   ctx_.staging.fill_in_memory = false;  // parts read back from the staging file
   auto runner = std::make_shared<HeldRunner>();
   ctx_.runner = runner;
@@ -235,7 +139,7 @@ TEST_F(StagedWriterTest, PartChangedBeforeItIsReadBackIsSentAgain) {
   EXPECT_EQ(client_->Calls("UploadPart"), 4);  // 1, 2, 2 again, 3
 }
 
-TEST_F(StagedWriterTest, FailedReadBackFailsTheWriteAfterAndCommitAborts) {
+TEST_F(StagedUploadTest, FailedReadBackFailsTheWriteAfterAndCommitAborts) {
   ctx_.staging.fill_in_memory = false;  // parts read back from the staging file
   auto ops = std::make_shared<FaultyReadOps>();
   ctx_.staging.ops = ops;
@@ -269,7 +173,7 @@ int OpenFilesIn(const std::string& dir) {
   return n;
 }
 
-TEST_F(StagedWriterTest, CommitReturnsBeforeTheStagingFileIsClosed) {
+TEST_F(StagedUploadTest, CommitReturnsBeforeTheStagingFileIsClosed) {
   // Freeing a large staging file can wait on the disk; the upload's outcome
   // does not depend on it, so Commit leaves the last close to the runner and
   // counts the space free at once.
@@ -291,7 +195,7 @@ TEST_F(StagedWriterTest, CommitReturnsBeforeTheStagingFileIsClosed) {
   EXPECT_EQ(OpenFilesIn(ctx_.staging.dir), 0);
 }
 
-TEST_F(StagedWriterTest, StagingFileIsClosedOnTheCloserNotTheRunner) {
+TEST_F(StagedUploadTest, StagingFileIsClosedOnTheCloserNotTheRunner) {
   // A close that waits on the disk (ext4 discard) must not hold up the
   // runner, which sends the other files' parts.
   ctx_.staging.settle_bytes = 0;
@@ -312,11 +216,11 @@ TEST_F(StagedWriterTest, StagingFileIsClosedOnTheCloserNotTheRunner) {
   EXPECT_EQ(OpenFilesIn(ctx_.staging.dir), 0);
 }
 
-TEST_F(StagedWriterTest, DestroyWaitsForPartsStillBeingPrepared) {
+TEST_F(StagedUploadTest, DestroyWaitsForPartsStillBeingPrepared) {
   // Tasks still queued on the pool when the writer goes must not outlive it
   // (ASan reports a task touching a destroyed writer).
   client_->async_delay = std::chrono::milliseconds(5);
-  ctx_.runner = std::make_shared<WorkerPool>(1);
+  ctx_.runner = std::make_shared<base::WorkerPool>(1);
   for (int round = 0; round < 5; ++round) {
     auto w = Make("gone");
     ASSERT_TRUE(w->Write(0, Bytes(Pattern(8000, round))).ok());
@@ -326,12 +230,12 @@ TEST_F(StagedWriterTest, DestroyWaitsForPartsStillBeingPrepared) {
   EXPECT_FALSE(client_->Exists(kBucket, "gone"));
 }
 
-TEST_F(StagedWriterTest, ParallelWritersOnThePoolStayWithinTheBudget) {
+TEST_F(StagedUploadTest, ParallelWritersOnThePoolStayWithinTheBudget) {
   // Four writers at once, parts prepared on two threads, uploads completing
   // on other threads: every object is right, and the shared budget (six
   // parts, less than four writers' windows) is never exceeded.
   client_->async_delay = std::chrono::milliseconds(1);
-  ctx_.runner = std::make_shared<WorkerPool>(2);
+  ctx_.runner = std::make_shared<base::WorkerPool>(2);
   ctx_.budget = std::make_shared<UploadBudget>(6 * 1024);
   ctx_.writer.max_parts_in_flight = 4;
   std::vector<std::string> data;
@@ -359,7 +263,7 @@ TEST_F(StagedWriterTest, ParallelWritersOnThePoolStayWithinTheBudget) {
   EXPECT_EQ(client_->OpenUploads(), 0u);
 }
 
-TEST_F(StagedWriterTest, PartsCarryTheSumComputedWhileReadingThem) {
+TEST_F(StagedUploadTest, PartsCarryTheSumComputedWhileReadingThem) {
   // The sum goes with the part (the fake, like S3, refuses one that does not
   // match the body), computed by the writer piece by piece: parts larger than
   // a piece, and a short last part.
@@ -381,7 +285,7 @@ TEST_F(StagedWriterTest, PartsCarryTheSumComputedWhileReadingThem) {
   ctx_.client = client;
   ctx_.writer.part_size = 600 << 10;  // 2.3 pieces of 256 KiB
   ctx_.budget = std::make_shared<UploadBudget>(8 << 20);
-  ctx_.runner = std::make_shared<WorkerPool>(2);
+  ctx_.runner = std::make_shared<base::WorkerPool>(2);
   auto w = Make("summed");
   const std::string data = Pattern((2 << 20) + 333, 30);
   for (size_t off = 0; off < data.size(); off += 65536) {
@@ -397,4 +301,4 @@ TEST_F(StagedWriterTest, PartsCarryTheSumComputedWhileReadingThem) {
 }
 
 }  // namespace
-}  // namespace bucketfs::fs
+}  // namespace bucketfs::upload

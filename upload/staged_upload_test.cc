@@ -1,9 +1,10 @@
-// StagedWriter tests over the in-memory FakeObjectClient: any-offset writes,
+// StagedUpload tests over the in-memory FakeObjectClient: any-offset writes,
 // streaming of final parts, re-upload of changed parts (also while the first
 // upload is in flight), failures and abort, ENOSPC from staging, the memory
-// budget, and writing over a base object. Parts prepared on a runner:
-// staged_writer_prepare_test.cc; parts filled in memory: filled_parts_test.cc.
-#include "fuse/staged_writer.h"
+// budget, truncation. Over a base object: staged_upload_base_test.cc; parts
+// prepared on a runner: staged_upload_prepare_test.cc; parts filled in
+// memory: staged_upload_filled_test.cc.
+#include "upload/staged_upload.h"
 
 #include <gtest/gtest.h>
 
@@ -12,14 +13,14 @@
 #include <string>
 #include <vector>
 
-#include "fuse/testing/staged_writer_fixture.h"
+#include "upload/testing/staged_upload_fixture.h"
 
-namespace bucketfs::fs {
+namespace bucketfs::upload {
 namespace {
 
 using testing::Bytes;
 using testing::Pattern;
-using testing::StagedWriterTest;
+using testing::StagedUploadTest;
 
 // Fails pwrite with a chosen errno once armed.
 class FaultyOps : public cache::StagingFileOps {
@@ -34,7 +35,7 @@ class FaultyOps : public cache::StagingFileOps {
   int fail_errno = 0;
 };
 
-TEST_F(StagedWriterTest, SmallFileIsOnePutObject) {
+TEST_F(StagedUploadTest, SmallFileIsOnePutObject) {
   auto w = Make("small");
   ASSERT_TRUE(w->Write(0, Bytes("hello")).ok());
   EXPECT_EQ(w->size(), 5u);
@@ -49,7 +50,7 @@ TEST_F(StagedWriterTest, SmallFileIsOnePutObject) {
   EXPECT_EQ(client_->Calls("PutObject"), 1);
 }
 
-TEST_F(StagedWriterTest, SequentialWritesStreamPartsBeforeCommit) {
+TEST_F(StagedUploadTest, SequentialWritesStreamPartsBeforeCommit) {
   auto w = Make("seq");
   const std::string data = Pattern(10 * 1024 + 17);
   for (size_t off = 0; off < data.size(); off += 100) {
@@ -62,7 +63,7 @@ TEST_F(StagedWriterTest, SequentialWritesStreamPartsBeforeCommit) {
   EXPECT_EQ(client_->OpenUploads(), 0u);
 }
 
-TEST_F(StagedWriterTest, ZipStyleHeaderRewriteReuploadsThePart) {
+TEST_F(StagedUploadTest, ZipStyleHeaderRewriteReuploadsThePart) {
   auto w = Make("zip");
   std::string expect = std::string(30, 'H') + Pattern(5000) + std::string(100, 'C');
   ASSERT_TRUE(w->Write(0, Bytes(std::string(30, '?'))).ok());  // placeholder header
@@ -78,7 +79,7 @@ TEST_F(StagedWriterTest, ZipStyleHeaderRewriteReuploadsThePart) {
   EXPECT_GT(client_->Calls("UploadPart"), 5);  // 5 parts, part 1 twice
 }
 
-TEST_F(StagedWriterTest, ShuffledWritesAndHolesGiveTheRightObject) {
+TEST_F(StagedUploadTest, ShuffledWritesAndHolesGiveTheRightObject) {
   auto w = Make("shuffled");
   const std::string data = Pattern(20000, 7);
   std::vector<size_t> chunks;
@@ -94,7 +95,7 @@ TEST_F(StagedWriterTest, ShuffledWritesAndHolesGiveTheRightObject) {
   EXPECT_EQ(client_->Data(kBucket, "sparse"), std::string(5000, '\0') + "end");
 }
 
-TEST_F(StagedWriterTest, PartChangedWhileInFlightIsSentAgain) {
+TEST_F(StagedUploadTest, PartChangedWhileInFlightIsSentAgain) {
   client_->hold = true;
   auto w = Make("race");
   std::string data = Pattern(3000);
@@ -109,7 +110,7 @@ TEST_F(StagedWriterTest, PartChangedWhileInFlightIsSentAgain) {
   EXPECT_EQ(client_->Calls("UploadPart"), 4);  // 1, 2, 1 again, 3
 }
 
-TEST_F(StagedWriterTest, PartChangedWhileInFlightAtCommitIsSentAgain) {
+TEST_F(StagedUploadTest, PartChangedWhileInFlightAtCommitIsSentAgain) {
   client_->async_delay = std::chrono::milliseconds(50);
   auto w = Make("race2");
   std::string data = Pattern(3000, 2);
@@ -122,7 +123,7 @@ TEST_F(StagedWriterTest, PartChangedWhileInFlightAtCommitIsSentAgain) {
   EXPECT_EQ(client_->Calls("UploadPart"), 4);
 }
 
-TEST_F(StagedWriterTest, FailedPartFailsCommitAndAbortsTheUpload) {
+TEST_F(StagedUploadTest, FailedPartFailsCommitAndAbortsTheUpload) {
   auto w = Make("fail");
   client_->FailNext("UploadPart", EIO);
   (void)w->Write(0, Bytes(Pattern(2500)));  // may already report the failed part
@@ -135,7 +136,7 @@ TEST_F(StagedWriterTest, FailedPartFailsCommitAndAbortsTheUpload) {
   EXPECT_EQ(w->Commit().error().errno_value, EIO);  // same answer again
 }
 
-TEST_F(StagedWriterTest, PartFailingDuringCommitAbortsTheUpload) {
+TEST_F(StagedUploadTest, PartFailingDuringCommitAbortsTheUpload) {
   ctx_.staging.settle_bytes = 1 << 20;  // nothing is final while writing
   auto w = Make("failcommit");
   ASSERT_TRUE(w->Write(0, Bytes(Pattern(2500))).ok());
@@ -148,7 +149,7 @@ TEST_F(StagedWriterTest, PartFailingDuringCommitAbortsTheUpload) {
   EXPECT_EQ(client_->OpenUploads(), 0u);
 }
 
-TEST_F(StagedWriterTest, FailedCompleteAborts) {
+TEST_F(StagedUploadTest, FailedCompleteAborts) {
   auto w = Make("failc");
   ASSERT_TRUE(w->Write(0, Bytes(Pattern(2500))).ok());
   client_->FailNext("CompleteMultipartUpload", EACCES);
@@ -159,7 +160,7 @@ TEST_F(StagedWriterTest, FailedCompleteAborts) {
   EXPECT_EQ(client_->OpenUploads(), 0u);
 }
 
-TEST_F(StagedWriterTest, AbortOrDestroyLeavesNothing) {
+TEST_F(StagedUploadTest, AbortOrDestroyLeavesNothing) {
   {
     auto w = Make("dropped");
     ASSERT_TRUE(w->Write(0, Bytes(Pattern(4000))).ok());
@@ -169,7 +170,7 @@ TEST_F(StagedWriterTest, AbortOrDestroyLeavesNothing) {
   EXPECT_FALSE(client_->Exists(kBucket, "dropped"));
 }
 
-TEST_F(StagedWriterTest, StagingEnospcIsSurfacedAndSticky) {
+TEST_F(StagedUploadTest, StagingEnospcIsSurfacedAndSticky) {
   auto ops = std::make_shared<FaultyOps>();
   ctx_.staging.ops = ops;
   auto w = Make("full");
@@ -187,7 +188,7 @@ TEST_F(StagedWriterTest, StagingEnospcIsSurfacedAndSticky) {
   EXPECT_EQ(w2->Write(0, Bytes("abc")).error().errno_value, EIO);
 }
 
-TEST_F(StagedWriterTest, StagingSpaceLimitGivesEnospcAndIsReturnedOnClose) {
+TEST_F(StagedUploadTest, StagingSpaceLimitGivesEnospcAndIsReturnedOnClose) {
   ctx_.space = std::make_shared<cache::StagingSpace>(4096);
   auto a = Make("a");
   ASSERT_TRUE(a->Write(0, Bytes(Pattern(3000))).ok());
@@ -198,7 +199,7 @@ TEST_F(StagedWriterTest, StagingSpaceLimitGivesEnospcAndIsReturnedOnClose) {
   EXPECT_EQ(ctx_.space->used(), 0u);  // committed: staging freed
 }
 
-TEST_F(StagedWriterTest, MemoryStaysWithinTheBudget) {
+TEST_F(StagedUploadTest, MemoryStaysWithinTheBudget) {
   client_->async_delay = std::chrono::milliseconds(2);
   ctx_.budget = std::make_shared<UploadBudget>(3 * 1024);
   ctx_.writer.max_parts_in_flight = 8;
@@ -214,7 +215,7 @@ TEST_F(StagedWriterTest, MemoryStaysWithinTheBudget) {
   EXPECT_GE(ctx_.budget->peak(), 2u * 1024);  // it did overlap uploads
 }
 
-TEST_F(StagedWriterTest, LargeSequentialFileDropsStagedPagesAndStaysCorrect) {
+TEST_F(StagedUploadTest, LargeSequentialFileDropsStagedPagesAndStaysCorrect) {
   // Parts read for upload are advised out of the page cache; a later rewrite
   // of one of them (zip header style) must still see the staged bytes.
   auto w = Make("dropped-pages");
@@ -228,152 +229,7 @@ TEST_F(StagedWriterTest, LargeSequentialFileDropsStagedPagesAndStaysCorrect) {
   EXPECT_EQ(client_->Data(kBucket, "dropped-pages"), data);
 }
 
-TEST_F(StagedWriterTest, AppendToLargeObjectCopiesUnchangedParts) {
-  ctx_.writer.part_size = 5 << 20;
-  const std::string base = Pattern((12 << 20) + 5, 9);
-  auto w = MakeOver("big", base);
-  EXPECT_EQ(w->size(), base.size());
-  const std::string tail = Pattern(1 << 20, 4);
-  ASSERT_TRUE(w->Write(base.size(), Bytes(tail)).ok());
-  ASSERT_TRUE(w->Commit().ok());
-  EXPECT_EQ(client_->Data(kBucket, "big"), base + tail);
-  EXPECT_EQ(client_->Calls("UploadPartCopy"), 2);  // parts 1, 2 server side
-  EXPECT_EQ(client_->Calls("UploadPart"), 1);      // part 3: base tail + appended bytes
-  EXPECT_EQ(client_->Calls("GetObject"), 1);
-}
-
-// An existing object opened without O_TRUNC and written again from the start
-// (fio or dd conv=notrunc over an old file): the old bytes are never needed,
-// so none are fetched.
-TEST_F(StagedWriterTest, RewriteFromTheStartFetchesNoBaseBytes) {
-  ctx_.writer.part_size = 5 << 20;
-  const std::string base = Pattern((12 << 20) + 5, 9);
-  auto w = MakeOver("re", base);
-  const std::string fresh = Pattern(base.size(), 4);
-  for (size_t at = 0; at < fresh.size(); at += 1 << 20) {
-    const size_t n = std::min<size_t>(1 << 20, fresh.size() - at);
-    ASSERT_TRUE(w->Write(at, Bytes(fresh.substr(at, n))).ok());
-  }
-  ASSERT_TRUE(w->Commit().ok());
-  EXPECT_EQ(client_->Data(kBucket, "re"), fresh);
-  EXPECT_EQ(client_->Calls("GetObject"), 0);
-  EXPECT_EQ(client_->Calls("UploadPartCopy"), 0);
-}
-
-// A part rewritten only from its start up to some point: its old bytes past
-// that point are fetched when it is sent, and only for that part.
-TEST_F(StagedWriterTest, PartRewrittenInPartKeepsTheOldRest) {
-  ctx_.writer.part_size = 5 << 20;
-  const std::string base = Pattern((12 << 20) + 5, 9);
-  auto w = MakeOver("half", base);
-  const std::string fresh = Pattern(1 << 20, 4);
-  ASSERT_TRUE(w->Write(0, Bytes(fresh)).ok());
-  EXPECT_EQ(client_->Calls("GetObject"), 0);  // deferred: the run may go on
-  ASSERT_TRUE(w->Commit().ok());
-  EXPECT_EQ(client_->Data(kBucket, "half"), fresh + base.substr(fresh.size()));
-  EXPECT_EQ(client_->Calls("GetObject"), 1);       // the rest of part 1
-  EXPECT_EQ(client_->Calls("UploadPartCopy"), 2);  // parts 2 and 3 untouched
-}
-
-// A write that leaves the in-order run (a seek forward inside the part)
-// needs the old bytes around it: they are fetched then, and the bytes of
-// the run are kept.
-TEST_F(StagedWriterTest, WriteLeavingTheRunFetchesTheOldBytesItSkips) {
-  ctx_.writer.part_size = 5 << 20;
-  const std::string base = Pattern((12 << 20) + 5, 9);
-  auto w = MakeOver("skip", base);
-  const std::string fresh = Pattern(1 << 20, 4);
-  ASSERT_TRUE(w->Write(0, Bytes(fresh)).ok());
-  ASSERT_TRUE(w->Write(3 << 20, Bytes("PATCH")).ok());
-  EXPECT_EQ(client_->Calls("GetObject"), 1);
-  ASSERT_TRUE(w->Write(0, Bytes("HEAD")).ok());  // back inside the run
-  ASSERT_TRUE(w->Commit().ok());
-  std::string want = base;
-  want.replace(0, fresh.size(), fresh);
-  want.replace(3 << 20, 5, "PATCH");
-  want.replace(0, 4, "HEAD");
-  EXPECT_EQ(client_->Data(kBucket, "skip"), want);
-  EXPECT_EQ(client_->Calls("GetObject"), 1);
-}
-
-// A rewrite over a base object is summed like a new file: a CRC32C upload
-// (MD5, which writers over a base used to take, costs several times more).
-TEST_F(StagedWriterTest, RewriteOverABaseUploadsWithCrc32c) {
-  ctx_.writer.part_size = 5 << 20;
-  const std::string base = Pattern((12 << 20) + 5, 9);
-  auto w = MakeOver("crc", base);
-  const std::string fresh = Pattern(base.size(), 4);
-  for (size_t at = 0; at < fresh.size(); at += 1 << 20) {
-    const size_t n = std::min<size_t>(1 << 20, fresh.size() - at);
-    ASSERT_TRUE(w->Write(at, Bytes(fresh.substr(at, n))).ok());
-  }
-  ASSERT_TRUE(w->Commit().ok());
-  EXPECT_EQ(client_->Data(kBucket, "crc"), fresh);
-  EXPECT_EQ(client_->UploadChecksums(), std::vector{s3::BodyChecksum::kCrc32c});
-}
-
-// Parts copied into a CRC32C upload: Complete repeats the CRC32C the store
-// reported for each copy (the fake, like S3, refuses a Complete without it).
-TEST_F(StagedWriterTest, CopiedPartsCarryTheReportedCrc32c) {
-  ctx_.writer.part_size = 5 << 20;
-  const std::string base = Pattern((12 << 20) + 5, 9);
-  auto w = MakeOver("patch", base);
-  ASSERT_TRUE(w->Write(6 << 20, Bytes("PATCH")).ok());  // part 2 of 3
-  ASSERT_TRUE(w->Commit().ok());
-  std::string want = base;
-  want.replace(6 << 20, 5, "PATCH");
-  EXPECT_EQ(client_->Data(kBucket, "patch"), want);
-  EXPECT_EQ(client_->Calls("UploadPartCopy"), 2);  // parts 1 and 3
-  EXPECT_EQ(client_->UploadChecksums(), std::vector{s3::BodyChecksum::kCrc32c});
-}
-
-// A store that copies a part without reporting its CRC32C (Complete could
-// not name it): the writer starts over with an MD5 upload, sending the parts
-// it had sent again, and the mount remembers: the next writer that will copy
-// a part creates an MD5 upload at once.
-TEST_F(StagedWriterTest, CopyWithoutCrc32cStartsOverWithMd5) {
-  ctx_.writer.part_size = 5 << 20;
-  ctx_.copies_unsummed = std::make_shared<std::atomic<bool>>(false);
-  client_->SetCopyReportsCrc32c(false);
-  const std::string base = Pattern((17 << 20) + 5, 9);
-  auto w = MakeOver("nosum", base);
-  const std::string fresh = Pattern(7 << 20, 4);  // part 1 goes out while writing
-  for (size_t at = 0; at < fresh.size(); at += 1 << 20) {
-    ASSERT_TRUE(w->Write(at, Bytes(fresh.substr(at, 1 << 20))).ok());
-  }
-  ASSERT_TRUE(w->Commit().ok());
-  std::string want = base;
-  want.replace(0, fresh.size(), fresh);
-  EXPECT_EQ(client_->Data(kBucket, "nosum"), want);
-  EXPECT_EQ(client_->UploadChecksums(),
-            (std::vector{s3::BodyChecksum::kCrc32c, s3::BodyChecksum::kMd5}));
-  EXPECT_EQ(client_->OpenUploads(), 0u);  // the CRC32C one was aborted
-  EXPECT_TRUE(ctx_.copies_unsummed->load());
-
-  auto again = MakeOver("nosum2", want);
-  ASSERT_TRUE(again->Write(6 << 20, Bytes("PATCH")).ok());
-  ASSERT_TRUE(again->Commit().ok());
-  want.replace(6 << 20, 5, "PATCH");
-  EXPECT_EQ(client_->Data(kBucket, "nosum2"), want);
-  EXPECT_EQ(
-      client_->UploadChecksums(),
-      (std::vector{s3::BodyChecksum::kCrc32c, s3::BodyChecksum::kMd5, s3::BodyChecksum::kMd5}));
-}
-
-TEST_F(StagedWriterTest, InPlaceChangeOfSmallObjectIsOnePut) {
-  auto w = MakeOver("s", "hello world");
-  ASSERT_TRUE(w->Write(6, Bytes("WORLD")).ok());
-  ASSERT_TRUE(w->Commit().ok());
-  EXPECT_EQ(client_->Data(kBucket, "s"), "hello WORLD");
-  EXPECT_EQ(client_->Calls("PutObject"), 1);  // the commit (setup does not count)
-
-  // Opened and closed without a change: nothing is uploaded.
-  auto same = Make("s", BaseObject{"\"whatever\"", 11});
-  ASSERT_TRUE(same->Commit().ok());
-  EXPECT_EQ(client_->Calls("PutObject"), 1);
-}
-
-TEST_F(StagedWriterTest, TruncateShrinksAndGrows) {
+TEST_F(StagedUploadTest, TruncateShrinksAndGrows) {
   auto w = Make("t");
   ASSERT_TRUE(w->Write(0, Bytes(Pattern(5000))).ok());
   ASSERT_TRUE(w->Truncate(1500).ok());
@@ -383,7 +239,7 @@ TEST_F(StagedWriterTest, TruncateShrinksAndGrows) {
   EXPECT_EQ(client_->Data(kBucket, "t"), Pattern(5000).substr(0, 1500) + std::string(100, '\0'));
 }
 
-TEST_F(StagedWriterTest, EveryFailureGivesItsBuffersBack) {
+TEST_F(StagedUploadTest, EveryFailureGivesItsBuffersBack) {
   // A buffer is taken from the shared budget for a base range, a part read
   // back, a part filled in memory or a whole small file; whatever fails after
   // that, the writer gives it back, or the mount's other writers would wait
@@ -426,4 +282,4 @@ TEST_F(StagedWriterTest, EveryFailureGivesItsBuffersBack) {
 }
 
 }  // namespace
-}  // namespace bucketfs::fs
+}  // namespace bucketfs::upload

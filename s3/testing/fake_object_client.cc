@@ -1,11 +1,11 @@
-#include "fuse/testing/fake_object_client.h"
+#include "s3/testing/fake_object_client.h"
 
 #include <algorithm>
 #include <cstring>
 
 #include "s3/crc32c.h"
 
-namespace bucketfs::fs::testing {
+namespace bucketfs::s3::testing {
 namespace {
 
 Error NotFound(const std::string& what) { return MakeError(ENOENT, "NoSuchKey", what); }
@@ -359,4 +359,4 @@ Status FakeObjectClient::CreateBucket(const s3::CreateBucketParams& p) {
   return Status::Ok();
 }
 
-}  // namespace bucketfs::fs::testing
+}  // namespace bucketfs::s3::testing

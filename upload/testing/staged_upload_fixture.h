@@ -1,5 +1,5 @@
-// Test helpers shared by the StagedWriter tests (staged_writer_test.cc,
-// staged_writer_prepare_test.cc, filled_parts_test.cc): a FakeObjectClient
+// Test helpers shared by the StagedUpload tests (staged_upload_test.cc,
+// staged_upload_prepare_test.cc, filled_parts_test.cc): a FakeObjectClient
 // that can hold or delay upload completions, byte patterns, and a fixture
 // with a writer context over small parts.
 #pragma once
@@ -20,10 +20,12 @@
 #include <thread>
 #include <vector>
 
-#include "fuse/staged_writer.h"
-#include "fuse/testing/fake_object_client.h"
+#include "s3/testing/fake_object_client.h"
+#include "upload/staged_upload.h"
 
-namespace bucketfs::fs::testing {
+namespace bucketfs::upload::testing {
+
+using s3::testing::FakeObjectClient;
 
 // Holds UploadPartAsync completions until released (or completes them on a
 // background thread after a delay, when `async_delay` is set).
@@ -79,14 +81,14 @@ inline std::span<const std::byte> Bytes(const std::string& s) {
   return std::as_bytes(std::span(s.data(), s.size()));
 }
 
-class StagedWriterTest : public ::testing::Test {
+class StagedUploadTest : public ::testing::Test {
  protected:
   static constexpr const char* kBucket = "bkt";
 
-  StagedWriterTest() {
+  StagedUploadTest() {
     client_->CreateBucketNamed(kBucket);
     dir_ = std::filesystem::temp_directory_path() /
-           ("staged_writer_test-" + std::to_string(::getpid()));
+           ("staged_upload_test-" + std::to_string(::getpid()));
     ctx_.client = client_;
     ctx_.writer.part_size = 1024;
     ctx_.writer.max_parts_in_flight = 2;
@@ -96,16 +98,18 @@ class StagedWriterTest : public ::testing::Test {
     ctx_.space = std::make_shared<cache::StagingSpace>();
     EXPECT_TRUE(cache::EnsureStagingDir(ctx_.staging.dir).ok());
   }
-  ~StagedWriterTest() override { std::filesystem::remove_all(dir_); }
+  ~StagedUploadTest() override { std::filesystem::remove_all(dir_); }
 
-  std::unique_ptr<FileWriter> Make(const std::string& key,
-                                   std::optional<BaseObject> base = std::nullopt) {
-    return MakeStagedWriter(ctx_, kBucket, key, std::move(base));
+  std::unique_ptr<StagedUpload> Make(const std::string& key,
+                                     std::optional<BaseObject> base = std::nullopt) {
+    auto upload = StagedUpload::Open(ctx_, kBucket, key, std::move(base));
+    EXPECT_TRUE(upload.ok()) << upload.error().ToString();
+    return upload.ok() ? std::move(*upload) : nullptr;
   }
 
-  // Stores `base` under `key` and opens a writer over it, as an open without
+  // Stores `base` under `key` and opens an upload over it, as an open without
   // O_TRUNC does (append or in-place change).
-  std::unique_ptr<FileWriter> MakeOver(const std::string& key, const std::string& base) {
+  std::unique_ptr<StagedUpload> MakeOver(const std::string& key, const std::string& base) {
     client_->Put(kBucket, key, base);
     auto head = client_->HeadObject({kBucket, key, "", ""});
     EXPECT_TRUE(head.ok());
@@ -117,4 +121,4 @@ class StagedWriterTest : public ::testing::Test {
   StagingContext ctx_;
 };
 
-}  // namespace bucketfs::fs::testing
+}  // namespace bucketfs::upload::testing

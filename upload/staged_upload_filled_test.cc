@@ -1,152 +1,28 @@
-// Parts filled in memory (filled_parts.h): FilledParts on its own, and
-// through a StagedWriter in the mount's shape (parts not read back, staged
-// while they upload, rewrites, holes, truncate, failures, many writers).
-#include "fuse/filled_parts.h"
-
+// Parts filled in memory through a StagedUpload in the mount's shape (parts
+// not read back, staged while they upload, rewrites, holes, truncate,
+// failures, many writers).
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <filesystem>
 #include <memory>
-#include <span>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "cache/staging_file.h"
-#include "fuse/part_layout.h"
-#include "fuse/staged_writer.h"
-#include "fuse/testing/staged_writer_fixture.h"
-#include "fuse/upload_budget.h"
 #include "s3/crc32c.h"
+#include "upload/staged_upload.h"
+#include "upload/testing/staged_upload_fixture.h"
+#include "upload/upload_budget.h"
 
-namespace bucketfs::fs {
+namespace bucketfs::upload {
 namespace {
 
 using testing::Bytes;
 using testing::Pattern;
-using testing::StagedWriterTest;
-
-// FilledParts on its own: parts of 1000 bytes from a budget of 8000 (fill
-// buffers up to 4000 in all, each at most 2000).
-class FilledPartsUnitTest : public ::testing::Test {
- protected:
-  static std::string Body(const PartBuffer& b) {
-    return {reinterpret_cast<const char*>(b.data.get()), static_cast<size_t>(b.size)};
-  }
-  static uint32_t Sum(const std::string& s) { return s3::Crc32c(Bytes(s)); }
-
-  std::shared_ptr<UploadBudget> budget_ = std::make_shared<UploadBudget>(8000);
-};
-
-TEST_F(FilledPartsUnitTest, InOrderWritesCarryTheirSum) {
-  FilledParts fills(budget_, /*crc32c=*/true);
-  ASSERT_TRUE(fills.Start(1, 1000));
-  EXPECT_TRUE(fills.Has(1));
-  const std::string a = Pattern(300, 60), b = Pattern(500, 61);
-  fills.Write(1, 0, Bytes(a));
-  fills.Write(1, 300, Bytes(b));
-  FilledParts::Sent sent = fills.Take(1, 800);
-  EXPECT_FALSE(fills.Has(1));
-  EXPECT_EQ(Body(sent.body), a + b);
-  ASSERT_TRUE(sent.crc32c.has_value());
-  EXPECT_EQ(*sent.crc32c, Sum(a + b));
-  budget_->Give(std::move(sent.body));
-}
-
-TEST_F(FilledPartsUnitTest, HolesAreZerosAndInTheSum) {
-  // A write past what the part holds, and a short part's end: zeros, as the
-  // staging file would read, summed with the rest.
-  FilledParts fills(budget_, /*crc32c=*/true);
-  ASSERT_TRUE(fills.Start(2, 1000));
-  const std::string a = Pattern(100, 62);
-  fills.Write(2, 200, Bytes(a));
-  FilledParts::Sent sent = fills.Take(2, 700);
-  const std::string expect = std::string(200, '\0') + a + std::string(400, '\0');
-  EXPECT_EQ(Body(sent.body), expect);
-  ASSERT_TRUE(sent.crc32c.has_value());
-  EXPECT_EQ(*sent.crc32c, Sum(expect));
-  budget_->Give(std::move(sent.body));
-}
-
-TEST_F(FilledPartsUnitTest, AWriteBackIntoSummedBytesDropsTheSum) {
-  FilledParts fills(budget_, /*crc32c=*/true);
-  ASSERT_TRUE(fills.Start(1, 1000));
-  std::string expect = Pattern(400, 63);
-  fills.Write(1, 0, Bytes(expect));
-  fills.Write(1, 10, Bytes("back"));
-  expect.replace(10, 4, "back");
-  FilledParts::Sent sent = fills.Take(1, 400);
-  EXPECT_EQ(Body(sent.body), expect);
-  EXPECT_FALSE(sent.crc32c.has_value());  // the sender sums the part itself
-  budget_->Give(std::move(sent.body));
-}
-
-TEST_F(FilledPartsUnitTest, PartsWithoutCrc32cCarryNoSum) {
-  FilledParts fills(budget_, /*crc32c=*/false);
-  ASSERT_TRUE(fills.Start(1, 1000));
-  fills.Write(1, 0, Bytes("abc"));
-  FilledParts::Sent sent = fills.Take(1, 3);
-  EXPECT_EQ(Body(sent.body), "abc");
-  EXPECT_FALSE(sent.crc32c.has_value());
-  budget_->Give(std::move(sent.body));
-}
-
-TEST_F(FilledPartsUnitTest, FillsAreBoundedPerWriterAndByTheBudget) {
-  FilledParts a(budget_, true), b(budget_, true);
-  for (int i = 1; i <= 3; ++i) ASSERT_TRUE(a.Start(i, 1000)) << i;
-  EXPECT_TRUE(a.Full());
-  ASSERT_TRUE(b.Start(1, 1000));   // 4000: half the budget
-  EXPECT_FALSE(b.Start(2, 1000));  // would pass half
-  EXPECT_FALSE(b.Has(2));
-  // Sent parts no longer count as fills.
-  FilledParts::Sent sent = a.Take(3, 1000);
-  EXPECT_FALSE(a.Full());
-  EXPECT_TRUE(b.Start(2, 1000));
-  budget_->Give(std::move(sent.body));
-}
-
-TEST_F(FilledPartsUnitTest, ReleaseAndDestructionGiveEveryBufferBack) {
-  {
-    FilledParts fills(budget_, true);
-    ASSERT_TRUE(fills.Start(1, 2000));
-    ASSERT_TRUE(fills.Start(2, 2000));
-    EXPECT_FALSE(FilledParts(budget_, true).Start(3, 1));  // half the budget is taken
-    fills.Release();
-    EXPECT_FALSE(fills.Has(1));
-    ASSERT_TRUE(fills.Start(1, 2000));
-    ASSERT_TRUE(fills.Start(2, 2000));
-  }
-  // Had the destructor kept them, half the budget would still be fills.
-  FilledParts fills(budget_, true);
-  EXPECT_TRUE(fills.Start(1, 2000));
-  EXPECT_TRUE(fills.Start(2, 2000));
-}
-
-TEST_F(FilledPartsUnitTest, SpillWritesEachPartAtItsPlace) {
-  const auto dir =
-      std::filesystem::temp_directory_path() / ("filled_parts_test-" + std::to_string(::getpid()));
-  ASSERT_TRUE(cache::EnsureStagingDir(dir.string()).ok());
-  auto staging = cache::StagingFile::Create(dir.string(), nullptr, nullptr);
-  ASSERT_TRUE(staging.ok()) << staging.error().ToString();
-  const PartLayout layout(1000);
-  FilledParts fills(budget_, true);
-  ASSERT_TRUE(fills.Start(1, 1000));
-  ASSERT_TRUE(fills.Start(3, 1000));
-  const std::string a = Pattern(1000, 64), b = Pattern(50, 65);
-  fills.Write(1, 0, Bytes(a));
-  fills.Write(3, 20, Bytes(b));
-  ASSERT_TRUE(fills.Spill(**staging, layout).ok());
-  EXPECT_FALSE(fills.Has(1));
-  EXPECT_FALSE(fills.Has(3));
-  std::string got(3070, '?');
-  ASSERT_TRUE((*staging)->Read(0, std::as_writable_bytes(std::span(got.data(), got.size()))).ok());
-  EXPECT_EQ(got, std::string(1000, '\0') + a + std::string(1000, '\0') + std::string(20, '\0') + b);
-  staging->reset();
-  std::filesystem::remove_all(dir);
-}
+using testing::StagedUploadTest;
 
 // Counts the staging file's system calls (bytes read and written, and
 // whether writes went through the O_DIRECT descriptor).
@@ -171,7 +47,7 @@ class CountingOps : public cache::StagingFileOps {
 
 // The mount's shape: 1 MiB writes of a 16 MiB-part file, 4 MiB settle, parts
 // prepared on the pool.
-class FilledPartsTest : public StagedWriterTest {
+class FilledPartsTest : public StagedUploadTest {
  protected:
   FilledPartsTest() {
     ctx_.writer.part_size = 1 << 20;
@@ -179,7 +55,7 @@ class FilledPartsTest : public StagedWriterTest {
     ctx_.staging.settle_bytes = 256 << 10;
     ctx_.staging.ops = ops_;
     ctx_.budget = std::make_shared<UploadBudget>(16 << 20);
-    ctx_.runner = std::make_shared<WorkerPool>(2);
+    ctx_.runner = std::make_shared<base::WorkerPool>(2);
   }
   std::shared_ptr<CountingOps> ops_ = std::make_shared<CountingOps>();
 };
@@ -197,8 +73,8 @@ TEST_F(FilledPartsTest, SequentialPartsAreNotReadBackAndAreStaged) {
     ASSERT_TRUE(w->Write(off, Bytes(data.substr(off, 128 << 10))).ok());
   }
   // Staging writes still under way when Commit starts are cut short (see
-  // StagedWriterTest.CommitDropsStagingWritesThatNothingWillRead).
-  std::static_pointer_cast<WorkerPool>(ctx_.runner)->Drain();
+  // StagedUploadTest.CommitDropsStagingWritesThatNothingWillRead).
+  std::static_pointer_cast<base::WorkerPool>(ctx_.runner)->Drain();
   ASSERT_TRUE(w->Commit().ok());
   client_->Drain();
   EXPECT_EQ(client_->Data(kBucket, "filled"), data);
@@ -394,7 +270,7 @@ TEST_F(FilledPartsTest, ManyWritersShareTheBudgetWithoutStalling) {
   ctx_.budget = std::make_shared<UploadBudget>(8 << 20);
   std::vector<std::string> data;
   for (unsigned i = 0; i < 6; ++i) data.push_back(Pattern((4 << 20) + 1000 * i, 50 + i));
-  std::vector<std::unique_ptr<FileWriter>> ws;
+  std::vector<std::unique_ptr<StagedUpload>> ws;
   for (size_t i = 0; i < data.size(); ++i) ws.push_back(Make("many-" + std::to_string(i)));
   std::vector<std::thread> threads;
   std::atomic<int> failures{0};
@@ -418,4 +294,4 @@ TEST_F(FilledPartsTest, ManyWritersShareTheBudgetWithoutStalling) {
 }
 
 }  // namespace
-}  // namespace bucketfs::fs
+}  // namespace bucketfs::upload

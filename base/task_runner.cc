@@ -1,9 +1,9 @@
 // WorkerPool: a fixed set of threads over one FIFO queue (see task_runner.h).
-#include "fuse/task_runner.h"
+#include "base/task_runner.h"
 
 #include <algorithm>
 
-namespace bucketfs::fs {
+namespace bucketfs::base {
 
 WorkerPool::WorkerPool(int threads) {
   for (int i = 0; i < std::max(1, threads); ++i) threads_.emplace_back([this] { Loop(); });
@@ -51,4 +51,4 @@ void WorkerPool::Loop() {
   }
 }
 
-}  // namespace bucketfs::fs
+}  // namespace bucketfs::base

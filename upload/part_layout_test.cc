@@ -1,9 +1,11 @@
 // PartLayout: part boundaries for sizes that grow every 1000 parts.
-#include "fuse/part_layout.h"
+#include "upload/part_layout.h"
 
 #include <gtest/gtest.h>
 
-namespace bucketfs::fs {
+#include "s3/s3_limits.h"
+
+namespace bucketfs::upload {
 namespace {
 
 TEST(PartLayoutTest, BoundariesFollowPartSizeFor) {
@@ -21,10 +23,18 @@ TEST(PartLayoutTest, BoundariesFollowPartSizeFor) {
   EXPECT_EQ(l.Count(1), 1);
   EXPECT_EQ(l.Count(100), 1);
   EXPECT_EQ(l.Count(101), 2);
-  // 10,000 parts of 16 MiB growing reach past 5 TiB.
+  // The most parts S3 allows, of 16 MiB growing, reach past its largest object.
   PartLayout big(16ull << 20);
-  EXPECT_LT(big.Count(5ull << 40), 10000);
+  EXPECT_LT(big.Count(s3::kMaxObjectSize), s3::kMaxPartNumber);
+}
+
+TEST(PartSizeForTest, DoublesEveryThousandPartsUpToTheLargestPart) {
+  EXPECT_EQ(PartSizeFor(16ull << 20, 1), 16ull << 20);
+  EXPECT_EQ(PartSizeFor(16ull << 20, 1000), 16ull << 20);
+  EXPECT_EQ(PartSizeFor(16ull << 20, 1001), 32ull << 20);
+  EXPECT_EQ(PartSizeFor(16ull << 20, 2001), 64ull << 20);
+  EXPECT_EQ(PartSizeFor(1ull << 30, 9000), s3::kMaxPartSize);
 }
 
 }  // namespace
-}  // namespace bucketfs::fs
+}  // namespace bucketfs::upload

@@ -1,4 +1,5 @@
-// FakeObjectClient: an in-memory S3 for the filesystem core's unit tests.
+// FakeObjectClient: an in-memory S3 for the unit tests of the layers above s3/
+// (the filesystem core, write-back).
 // Strict where the core relies on S3 (If-Match, listing order and paging with
 // delimiter, multipart part order, and an upload created with CRC32C: every
 // part's sum in CompleteMultipartUpload), counting every call, and able to
@@ -14,7 +15,7 @@
 
 #include "s3/object_client.h"
 
-namespace bucketfs::fs::testing {
+namespace bucketfs::s3::testing {
 
 class FakeObjectClient : public s3::ObjectClient {
  public:
@@ -98,4 +99,4 @@ class FakeObjectClient : public s3::ObjectClient {
   std::vector<s3::BodyChecksum> upload_checksums_;
 };
 
-}  // namespace bucketfs::fs::testing
+}  // namespace bucketfs::s3::testing

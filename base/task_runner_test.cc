@@ -1,5 +1,5 @@
 // WorkerPool: every task runs, and the queue drains when the pool goes.
-#include "fuse/task_runner.h"
+#include "base/task_runner.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <chrono>
 #include <thread>
 
-namespace bucketfs::fs {
+namespace bucketfs::base {
 namespace {
 
 TEST(WorkerPoolTest, RunsEveryTaskAndDrainsTheQueueWhenDestroyed) {
@@ -25,4 +25,4 @@ TEST(WorkerPoolTest, RunsEveryTaskAndDrainsTheQueueWhenDestroyed) {
 }
 
 }  // namespace
-}  // namespace bucketfs::fs
+}  // namespace bucketfs::base

@@ -1,12 +1,12 @@
 // FilledParts: see filled_parts.h.
-#include "fuse/filled_parts.h"
+#include "upload/filled_parts.h"
 
 #include <algorithm>
 #include <cstring>
 
 #include "s3/crc32c.h"
 
-namespace bucketfs::fs {
+namespace bucketfs::upload {
 
 bool FilledParts::Start(int i, uint64_t size) {
   auto buf = budget_->TakeFill(size);
@@ -74,4 +74,4 @@ void FilledParts::Release() {
   fills_.clear();
 }
 
-}  // namespace bucketfs::fs
+}  // namespace bucketfs::upload

@@ -1,11 +1,11 @@
 // UploadBudget: see upload_budget.h.
-#include "fuse/upload_budget.h"
+#include "upload/upload_budget.h"
 
 #include <algorithm>
 
 #include "s3/memory_poison.h"
 
-namespace bucketfs::fs {
+namespace bucketfs::upload {
 
 uint64_t UploadBudget::Acquire(uint64_t bytes) {
   bytes = std::min(bytes, std::max<uint64_t>(capacity_ / 2, 1));
@@ -127,4 +127,4 @@ uint64_t UploadBudget::peak() const {
   return peak_;
 }
 
-}  // namespace bucketfs::fs
+}  // namespace bucketfs::upload
