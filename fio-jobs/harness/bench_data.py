@@ -31,8 +31,7 @@ def remove_written(bins, server):
 
 def warm_server_uploads(args, bins, server, nbytes):
     """Uploads and deletes nbytes (16 MiB parts) before the first write run,
-    so that s3sim's body pool holds warm buffers for it: without this the
-    first target measured paid the server's fresh memory, later ones did not."""
+    so that s3sim's body pool holds warm buffers for the first target too."""
     objects = max(1, nbytes // args.size_bytes)
     t0 = time.monotonic()
     run([bins["direct"], "s3", "bench", "put", f"s3://{BUCKET}/write/server-warmup",

@@ -20,9 +20,7 @@ def direct_cmd(args, bins, server, job, run_id):
     if job == "seq8":
         return b + ["get", seq, "--objects", "8", "--connections", str(args.conns8),
                     "--part-size", "8M"] + common
-    # Random reads run as long as the fio job (--runtime): a run of a few
-    # thousand GETs lasted 0.25 s and swung with the machine's load of that
-    # moment (6,700 to 15,800 IOPS at 3,000 to 40,000 GETs), fio's 10 s did not.
+    # Random reads run as long as the fio job (--runtime): a short run swings with the machine's load.
     rand = ["--runtime", str(args.runtime)]
     if job == "rand4k":
         return b + ["get-random", seq + "-0", "--block", "4K", "--iodepth", "16",
@@ -57,11 +55,8 @@ def measure_direct(args, bins, server, job, run_id):
     if p.returncode != 0:
         raise RuntimeError(f"direct client exited {p.returncode}: {err.strip()[-800:]}")
     rep = json.loads(out.strip().splitlines()[-1])
-    # The CPU of the transfers themselves, as for the daemon (its CPU during
-    # the fio job): the process total also counts start-up, the HEADs and
-    # pre-faulting the client's buffers (128 MiB for seq1, touched fresh at
-    # ~160 MB/s on these VMs), which made the direct client look up to 2x
-    # costlier per GiB than it is. The process total stays in the JSON.
+    # The CPU of the transfers themselves, as for the daemon (its CPU during the fio
+    # job); the process total, with start-up and pre-faulting, stays in the JSON.
     process_cpu = ru.ru_utime + ru.ru_stime
     cpu = rep.get("cpu_seconds", process_cpu)
     # The machine's figures over the transfers only: the process's time and

@@ -22,22 +22,19 @@ def job_bytes(args, job):
 
 
 def prewarm_bytes(args, job):
-    """What a cold run fills: reads, the job's bytes of page cache plus 1 GiB
-    (daemon buffers). Writes fill the server's memory: s3sim holds every part
-    it receives (the job's bytes; an s3sim from before session 16 copied them
-    into a new buffer at CompleteMultipartUpload, another job's bytes) and
-    s3rver the page cache of its files; twice the job's bytes plus 1 GiB
-    covers both, and the writer's buffers."""
+    """What a cold run fills: for reads the job's bytes of page cache plus
+    1 GiB of daemon buffers; for writes the server's memory (s3sim holds the
+    parts, s3rver the page cache of its files) and the writer's buffers,
+    covered by twice the job's bytes plus 1 GiB."""
     n = job_bytes(args, job)
     return (2 * n if JOBS[job][1] == "write" else n) + GIB
 
 
 def server_body_pool(args, jobs):
     """s3sim's --body-pool for this run: what the largest write job uploads,
-    plus 1 GiB. s3sim keeps the buffers of deleted uploads for the next ones
-    (fresh memory is zeroed, and on these VMs faulted from the host: 2.5-5.9
-    server CPU-s per GiB, which made write figures depend on which target got
-    recycled memory); 0 (s3sim's default) when no write job runs."""
+    plus 1 GiB, so that every target's uploads land in recycled buffers
+    rather than fresh memory the kernel must zero; 0 (s3sim's default) when
+    no write job runs."""
     writes = [job_bytes(args, j) for j in jobs if JOBS[j][1] == "write"]
     return max(writes) + GIB if writes else 0
 

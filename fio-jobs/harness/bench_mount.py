@@ -42,10 +42,8 @@ def measure_mount(args, server, bins, workdir, job, target, run_id):
             fio_cpu = fio_job_cpu(fj, fio_process_cpu)
             side = fj["write"] if kind == "write" else fj["read"]
             nbytes = side["io_bytes"]
-            # Writes: bytes over the I/O wall time (from the first job's
-            # start to the last close of its files), so fsync and close are
-            # inside the figure and fio's ~0.3 s start-up and ~35 ms exit are
-            # not (the direct client's timer leaves its start-up and exit out too).
+            # Writes: bytes over the I/O wall time (first job's start to last close), so
+            # fsync and close count and fio's start-up and exit do not, as for the direct client.
             mbps = nbytes / io_wall / 1e6 if kind == "write" else side["bw_bytes"] / 1e6
             rows.append({"job": job, "target": target, "mode": mode, "mb_s": mbps,
                          "iops": side.get("iops", 0), "bytes": nbytes, "wall_s": wall,
@@ -74,15 +72,12 @@ def measure_mount(args, server, bins, workdir, job, target, run_id):
 def warm_up_daemon(m, args, kind, run_id):
     """Moves --daemon-warmup bytes through a fresh mount before it is timed.
 
-    A daemon that has been mounted for a while has its buffers (bucketfs's
-    pool keeps 256 MiB), threads and connections; one started a second ago
-    has none, and on these VMs first touch of fresh memory runs at ~160 MB/s
-    (free-page reporting), so a just-started daemon's first GiB measured its
-    page faults. The direct client pre-faults its buffers before its timer
-    starts; this gives every mount (bucketfs, s3fs, rclone, nullfs) the same
-    chance. Reads read another object (warm/file; nullfs its last file), so
-    nothing of the timed files is cached by anyone; writes write and delete
-    write/warmup-*. The page cache is dropped after it, before the cold run.
+    A daemon that has been mounted a while has its buffers, threads and
+    connections; this gives every mount what the direct client gets by
+    pre-faulting its buffers before its timer starts. Reads read another
+    object (warm/file; nullfs its last file), so nothing of the timed files
+    is cached; writes write and delete write/warmup-*. The page cache is
+    dropped after it, before the cold run.
     """
     n = args.daemon_warmup_bytes
     if n <= 0:

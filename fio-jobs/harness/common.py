@@ -19,12 +19,9 @@ AUTOGROUP_NICE = []  # [n] with --autogroup-nice
 def boost(pid):
     """With --autogroup-nice, sets the nice value of pid's session group.
 
-    With kernel.sched_autogroup_enabled=1 the scheduler first shares the CPU
-    between sessions, and a process's nice value only counts inside its own
-    session: a `nice -n 19` build started from another shell gets as much CPU
-    as the benchmark's daemon, fio or server, each in its own session (measured
-    here: two CPU-bound loops in two sessions, nice 0 and nice 19, got 48.6%
-    each of one core; cc1plus had half of the samples of a seq8 profile)."""
+    With kernel.sched_autogroup_enabled=1 a process's nice value only counts
+    inside its own session, so a `nice -n 19` build in another shell would
+    otherwise get as much CPU as each of the benchmark's sessions."""
     if not AUTOGROUP_NICE:
         return
     try:

@@ -26,14 +26,10 @@ def prewarm(nbytes):
     """Maps, writes and frees nbytes of anonymous memory (huge pages) right
     before a timed run, and returns the rate (MB/s) at which it was written.
 
-    This VM hands free memory back to its host (virtio-balloon free-page
-    reporting): memory freed a few seconds ago is written at ~20 GB/s, memory
-    freed 20-40 s ago at ~300-400 MB/s, as the host backs it again. drop_caches
-    frees every page-cache page, and the pages a cold read then fills come from
-    that pool: a target that ran slower, or first after the upload, filled
-    colder pages (the kernel's copy into them is charged to the daemon's
-    writev). Writing the memory just before the run makes every target start
-    from warm memory; the rate shows how cold it was."""
+    A VM that hands free memory back to its host (virtio-balloon free-page
+    reporting) backs it again slowly, and the page cache a cold read fills
+    comes from that memory: writing it just before the run makes every
+    target start from warm memory; the rate shows how cold it was."""
     # In a child: in the harness itself the mapping would raise its VmHWM,
     # which every later child inherits (the direct client's peak RSS).
     code = f"""

@@ -94,8 +94,7 @@ def fio_job_cpu(fj, fallback):
     """CPU seconds of fio's jobs while they ran (usr_cpu and sys_cpu are
     percentages of job_runtime, summed over the jobs with group_reporting),
     without fio's start-up (parsing, forking, laying out and invalidating the
-    files: ~0.25 s, a quarter of a seq1 run's client CPU); `fallback` (the
-    process's rusage) when fio did not report them."""
+    files); `fallback` (the process's rusage) when fio did not report them."""
     try:
         return (fj["usr_cpu"] + fj["sys_cpu"]) / 100 * fj["job_runtime"] / 1000
     except (KeyError, TypeError):

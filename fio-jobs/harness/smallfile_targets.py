@@ -108,9 +108,8 @@ class S3Store(MutableMapping):
 
 class S3Target:
     """The direct client: boto3 (python3-boto3), one client shared by the
-    threads (clients are thread-safe). Made before any timing: a boto3 client
-    takes ~0.1-0.3 s of CPU to build, and one per thread inside the phase
-    made 8 threads slower than one."""
+    threads (clients are thread-safe), made before any timing because
+    building one costs a noticeable share of a phase's CPU."""
 
     direct = True
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Mount end-to-end for write-back (issue 6):
+# Mount end-to-end for write-back:
 #   workloads      zipfile (100 MiB member), numpy.savez, torch.save/load of a
 #                  272 MiB state dict through the mount, read back identical
 #   overwrite      O_TRUNC of an existing object with --allow-overwrite
