@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Done-when checks for issue 3 (tests/s3sim), with their figures:
+# Acceptance checks of tests/s3sim, with their figures:
 #  1. 8 parallel 128 MiB ranged GETs (covering 1 GiB) with curl: s3sim must
 #     reach at least 2x the MB/s of s3rver on this machine, in this run.
 #  2. --conn-mbps 100: one 256 MiB GET over one connection takes >= 2.5 s.

@@ -1,16 +1,19 @@
 #!/usr/bin/env python3
-"""Unit tests of bench.py's pure parts: the machine CPU figures and the table.
+"""Unit tests of bench.py's parts: CPU figures, the table, fio timing, CloseWatch.
 
   python3 fio-jobs/harness/bench_test.py   (ctest -R harness)
 """
 import os
+import shutil
 import sys
 import unittest
 from unittest import mock
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.dont_write_bytecode = True  # no __pycache__ in the tree
-import bench  # noqa: E402
+import bench_report  # noqa: E402
+import fio_run  # noqa: E402
+import procstats  # noqa: E402
 
 
 def sample(busy, idle, steal=0):
@@ -20,27 +23,27 @@ def sample(busy, idle, steal=0):
 class ProcStatTest(unittest.TestCase):
     def test_parses_the_cpu_line(self):
         # user nice system idle iowait irq softirq steal guest guest_nice
-        got = bench.parse_proc_stat("cpu  100 20 30 400 5 1 4 7 50 0\n")
+        got = procstats.parse_proc_stat("cpu  100 20 30 400 5 1 4 7 50 0\n")
         self.assertEqual(got, {"busy": 155, "idle": 405, "steal": 7, "total": 567})
 
     def test_old_kernels_without_steal(self):
-        got = bench.parse_proc_stat("cpu 1 2 3 4 5 6 7")
+        got = procstats.parse_proc_stat("cpu 1 2 3 4 5 6 7")
         self.assertEqual(got, {"busy": 19, "idle": 9, "steal": 0, "total": 28})
 
     def test_rejects_a_per_cpu_line(self):
         with self.assertRaises(ValueError):
-            bench.parse_proc_stat("cpu0 1 2 3 4 5 6 7 8")
+            procstats.parse_proc_stat("cpu0 1 2 3 4 5 6 7 8")
 
     def test_reads_this_machine(self):
-        s = bench.machine_cpu()
+        s = procstats.machine_cpu()
         self.assertGreater(s["total"], 0)
         self.assertEqual(s["total"], s["busy"] + s["idle"] + s["steal"])
 
 
 class MachineFiguresTest(unittest.TestCase):
     def setUp(self):
-        p1 = mock.patch.object(bench, "TICK", 100)
-        p2 = mock.patch.object(bench.os, "cpu_count", return_value=2)
+        p1 = mock.patch.object(procstats, "TICK", 100)
+        p2 = mock.patch.object(procstats.os, "cpu_count", return_value=2)
         p1.start()
         p2.start()
         self.addCleanup(p1.stop)
@@ -48,14 +51,14 @@ class MachineFiguresTest(unittest.TestCase):
 
     def test_busy_seconds_per_gib_and_idle_share(self):
         # 2 s on 2 CPUs: 300 busy jiffies, 100 idle, 2 GiB moved.
-        got = bench.machine_figures(sample(1000, 5000), sample(1300, 5100), 2 * bench.GIB)
+        got = procstats.machine_figures(sample(1000, 5000), sample(1300, 5100), 2 * procstats.GIB)
         self.assertAlmostEqual(got["machine_cpu_s"], 3.0)
         self.assertAlmostEqual(got["machine_cpu_s_per_gib"], 1.5)
         self.assertAlmostEqual(got["machine_idle"], 0.25)
         self.assertAlmostEqual(got["machine_steal"], 0.0)
 
     def test_steal_counts_in_the_total_not_as_busy(self):
-        got = bench.machine_figures(sample(0, 0, 0), sample(200, 100, 100), bench.GIB)
+        got = procstats.machine_figures(sample(0, 0, 0), sample(200, 100, 100), procstats.GIB)
         self.assertAlmostEqual(got["machine_cpu_s_per_gib"], 2.0)
         self.assertAlmostEqual(got["machine_idle"], 0.25)
         self.assertAlmostEqual(got["machine_steal"], 0.25)
@@ -63,29 +66,29 @@ class MachineFiguresTest(unittest.TestCase):
     def test_time_outside_the_transfer_is_taken_off(self):
         # 3 s on 2 CPUs; 1 s of it is the client's start-up, 0.5 CPU-s busy
         # (the other 1.5 CPU-s idle). The transfer: 2 s, 3 CPU-s busy, 1 idle.
-        got = bench.machine_figures(sample(0, 0), sample(350, 250), bench.GIB,
+        got = procstats.machine_figures(sample(0, 0), sample(350, 250), procstats.GIB,
                                     outside_busy_s=0.5, outside_wall_s=1.0)
         self.assertAlmostEqual(got["machine_cpu_s"], 3.0)
         self.assertAlmostEqual(got["machine_idle"], 0.25)
 
     def test_nothing_moved(self):
-        self.assertIsNone(bench.machine_figures(sample(0, 0), sample(10, 10), 0))
+        self.assertIsNone(procstats.machine_figures(sample(0, 0), sample(10, 10), 0))
 
 
 class ProcsFiguresTest(unittest.TestCase):
     def test_fio_job_cpu_from_its_report(self):
         # 8 jobs of 1 s each with group_reporting: 16000 ms, 10% + 15%.
         fj = {"usr_cpu": 10.0, "sys_cpu": 15.0, "job_runtime": 16000}
-        self.assertAlmostEqual(bench.fio_job_cpu(fj, 9.9), 4.0)
-        self.assertEqual(bench.fio_job_cpu({}, 9.9), 9.9)
+        self.assertAlmostEqual(procstats.fio_job_cpu(fj, 9.9), 4.0)
+        self.assertEqual(procstats.fio_job_cpu({}, 9.9), 9.9)
 
     def test_per_gib_and_share_of_the_cpus(self):
-        with mock.patch.object(bench.os, "cpu_count", return_value=2):
-            got = bench.procs_figures(3.0, 1.0, 0.5, 2 * bench.GIB, 2.0)
+        with mock.patch.object(procstats.os, "cpu_count", return_value=2):
+            got = procstats.procs_figures(3.0, 1.0, 0.5, 2 * procstats.GIB, 2.0)
         self.assertAlmostEqual(got["procs_cpu_s_per_gib"], 1.5)
         self.assertAlmostEqual(got["procs_cpu_share"], 0.75)
         self.assertEqual((got["server_cpu_s"], got["client_cpu_s"]), (1.0, 0.5))
-        self.assertEqual(bench.procs_figures(3.0, 1.0, 0.5, 0, 2.0), {})
+        self.assertEqual(procstats.procs_figures(3.0, 1.0, 0.5, 0, 2.0), {})
 
 
 class TableTest(unittest.TestCase):
@@ -99,7 +102,7 @@ class TableTest(unittest.TestCase):
         rows = [self.row("bucketfs", 2000, machine_cpu_s_per_gib=1.234, machine_idle=0.05,
                          procs_cpu_s_per_gib=0.987),
                 self.row("direct", 4000, seq=2)]
-        text = bench.table(rows)
+        text = bench_report.table(rows)
         header = text.splitlines()[0]
         self.assertIn("mach s/GiB", header)
         self.assertIn("all s/GiB", header)
@@ -116,7 +119,7 @@ class TableTest(unittest.TestCase):
                 self.row("bucketfs", 3000, seq=3),
                 self.row("base", 2000, seq=6, round=1), self.row("direct", 4000, seq=5, round=1),
                 self.row("bucketfs", 3600, seq=4, round=1)]
-        text = bench.table(rows)
+        text = bench_report.table(rows)
         self.assertIn("seq1 cold: base / direct round 0 (base first) 0.25; "
                       "round 1 (direct first) 0.50; mean over rounds 0.38", text)
         self.assertIn("seq1 cold: bucketfs / direct round 0 (direct first) 0.75; "
@@ -127,17 +130,17 @@ class FioRunTest(unittest.TestCase):
     def test_stamped_copy_adds_the_prerun_to_global_only(self):
         import tempfile
         d = tempfile.mkdtemp()
-        path = bench.stamped_jobfile("write/seq_write_1t_1m_1g.fio", os.path.join(d, "start"))
+        path = fio_run.stamped_jobfile("write/seq_write_1t_1m_1g.fio", os.path.join(d, "start"))
         with open(path) as f:
             text = f.read()
-        with open(os.path.join(bench.JOBDIR, "write/seq_write_1t_1m_1g.fio")) as f:
+        with open(os.path.join(fio_run.JOBDIR, "write/seq_write_1t_1m_1g.fio")) as f:
             original = f.read()
         self.assertEqual(text.count("exec_prerun="), 1)
         self.assertIn("[global]\nexec_prerun=sh -c 'date +%s%N >> " + d + "/start'\n", text)
         self.assertEqual(text.replace(text.splitlines()[text.splitlines().index("[global]") + 1]
                                       + "\n", "", 1), original)
 
-    @unittest.skipUnless(bench.shutil.which("fio"), "fio not installed")
+    @unittest.skipUnless(shutil.which("fio"), "fio not installed")
     def test_io_wall_time_leaves_fio_start_up_out(self):
         # A real fio write of 8 MiB into tmpfs: the I/O takes milliseconds,
         # fio's start-up a few hundred, so io_wall must be well below wall.
@@ -146,13 +149,13 @@ class FioRunTest(unittest.TestCase):
         os.makedirs(os.path.join(d, "write"))
         env = dict(os.environ, DIR=d, SIZE=str(8 << 20), RUN_ID="t")
         try:
-            fj, wall, io_wall, io_end = bench.fio_run("write/seq_write_1t_1m_1g.fio", env,
+            fj, wall, io_wall, io_end = fio_run.fio_run("write/seq_write_1t_1m_1g.fio", env,
                                                       timeout=60)
-            _, wall2, io_wall2, io_end2 = bench.fio_run(
+            _, wall2, io_wall2, io_end2 = fio_run.fio_run(
                 "write/seq_write_1t_1m_1g.fio", dict(env, RUN_ID="u"), timeout=60,
                 watch_dir=os.path.join(d, "write"))
         finally:
-            bench.shutil.rmtree(d, ignore_errors=True)
+            shutil.rmtree(d, ignore_errors=True)
         self.assertEqual(fj["write"]["io_bytes"], 8 << 20)
         self.assertEqual(io_end, "exit")
         self.assertGreater(io_wall, 0)
@@ -171,7 +174,7 @@ class CloseWatchTest(unittest.TestCase):
         self.dir = tempfile.mkdtemp()
 
     def tearDown(self):
-        bench.shutil.rmtree(self.dir, ignore_errors=True)
+        shutil.rmtree(self.dir, ignore_errors=True)
 
     def test_stamps_the_close_not_the_writer_s_exit(self):
         # A writer that closes its file, then lingers 0.4 s before exiting.

@@ -2,11 +2,8 @@
 
 The harness times a write job from the first job's start to the moment its
 files are closed (close() returned: for the mounts the upload is complete,
-fsync and flush included). fio's own exit comes ~35 ms later here (the job
-process exits, then the parent reaps it, prints its report and frees its
-shared memory: close at .669 s, fio exit at .703 s on a 256 MiB tmpfs write,
-strace), and that time is fio's, not the file system's; the direct client's
-timer leaves its own start-up and exit out as well.
+fsync and flush included), because fio's own exit after that is fio's time,
+not the file system's, and the direct client's timer leaves its exit out too.
 
 Linux inotify (IN_CLOSE_WRITE is raised by the local VFS when the last
 reference to a file opened for writing goes, right after the file system's

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# find_bench.sh: metadata walk benchmark (issue 7). s3sim preloads DIRS
+# find_bench.sh: metadata walk benchmark. s3sim preloads DIRS
 # directories of FILES objects each (1,000 x 100 = 100,000 by default); then
 #   direct-1  `bucketfs s3 bench list --parallel 1`: one flat listing, one
 #             request in flight (1,000 keys a request)

@@ -10,7 +10,10 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.dont_write_bytecode = True  # no __pycache__ in the tree
-import smallfile_bench as sb  # noqa: E402
+import smallfile_bench  # noqa: E402
+import smallfile_floor as fl  # noqa: E402
+import smallfile_report  # noqa: E402
+import smallfile_session as ss  # noqa: E402
 
 SHAPED = (0.020, 100e6)  # s3sim-shaped: 20 ms TTFB, 100 MB/s per connection
 KIB = 1024
@@ -18,68 +21,68 @@ KIB = 1024
 
 class FloorTest(unittest.TestCase):
     def test_create_is_one_put_carrying_the_file(self):
-        f = sb.floor("create", 64 * KIB, SHAPED, 1)
+        f = fl.floor("create", 64 * KIB, SHAPED, 1)
         self.assertEqual(f["floor_rts"], 1)
         self.assertAlmostEqual(f["floor_s_per_op"], 0.020 + 65536 / 100e6)
         self.assertAlmostEqual(f["floor_ops_s"], 1 / (0.020 + 65536 / 100e6))
 
     def test_parallel_streams_multiply_the_floor_rate(self):
-        one = sb.floor("read", 150 * KIB, SHAPED, 1)["floor_ops_s"]
-        eight = sb.floor("read", 150 * KIB, SHAPED, 8)["floor_ops_s"]
+        one = fl.floor("read", 150 * KIB, SHAPED, 1)["floor_ops_s"]
+        eight = fl.floor("read", 150 * KIB, SHAPED, 8)["floor_ops_s"]
         self.assertAlmostEqual(eight, 8 * one)
 
     def test_metadata_ops_carry_no_body(self):
-        self.assertAlmostEqual(sb.floor("stat", 64 * KIB, SHAPED, 1)["floor_s_per_op"], 0.020)
-        self.assertAlmostEqual(sb.floor("unlink", 64 * KIB, SHAPED, 1)["floor_s_per_op"], 0.020)
-        rename = sb.floor("rename", 64 * KIB, SHAPED, 1)
+        self.assertAlmostEqual(fl.floor("stat", 64 * KIB, SHAPED, 1)["floor_s_per_op"], 0.020)
+        self.assertAlmostEqual(fl.floor("unlink", 64 * KIB, SHAPED, 1)["floor_s_per_op"], 0.020)
+        rename = fl.floor("rename", 64 * KIB, SHAPED, 1)
         self.assertEqual(rename["floor_rts"], 2)
         self.assertAlmostEqual(rename["floor_s_per_op"], 0.040)
 
     def test_chunk_write_through_a_mount_is_put_copy_delete(self):
-        f = sb.floor("chunk_write", 256 * KIB, SHAPED, 1)
+        f = fl.floor("chunk_write", 256 * KIB, SHAPED, 1)
         self.assertEqual(f["floor_rts"], 3)
         self.assertAlmostEqual(f["floor_s_per_op"], 3 * 0.020 + 262144 / 100e6)
 
     def test_chunk_write_of_the_direct_client_is_one_put(self):
-        f = sb.floor("chunk_write", 256 * KIB, SHAPED, 1, direct=True)
+        f = fl.floor("chunk_write", 256 * KIB, SHAPED, 1, direct=True)
         self.assertEqual(f["floor_rts"], 1)
 
     def test_lsstat_shares_the_list_pages_among_the_directory_keys(self):
-        f = sb.floor("lsstat", 64 * KIB, SHAPED, 1, keys_per_dir=500)
+        f = fl.floor("lsstat", 64 * KIB, SHAPED, 1, keys_per_dir=500)
         self.assertAlmostEqual(f["floor_rts"], 1 / 500)
         self.assertAlmostEqual(f["floor_s_per_op"], 0.020 / 500)
-        f = sb.floor("lsstat", 64 * KIB, SHAPED, 1, keys_per_dir=2500)  # 3 pages
+        f = fl.floor("lsstat", 64 * KIB, SHAPED, 1, keys_per_dir=2500)  # 3 pages
         self.assertAlmostEqual(f["floor_rts"], 3 / 2500)
 
     def test_unshaped_server_has_round_trips_but_no_time_floor(self):
-        f = sb.floor("create", 64 * KIB, None, 8)
+        f = fl.floor("create", 64 * KIB, None, 8)
         self.assertEqual(f, {"floor_rts": 1, "floor_s_per_op": None, "floor_ops_s": None})
 
     def test_unknown_phase(self):
         with self.assertRaises(ValueError):
-            sb.floor("fsync", 1, SHAPED, 1)
+            fl.floor("fsync", 1, SHAPED, 1)
 
 
 class StatsTest(unittest.TestCase):
     def test_diff_leaves_out_unchanged_operations(self):
         before = {"PutObject": 3, "HeadObject": 5}
         after = {"PutObject": 13, "HeadObject": 5, "GetObject": 2}
-        self.assertEqual(sb.diff_ops(before, after), {"PutObject": 10, "GetObject": 2})
+        self.assertEqual(fl.diff_ops(before, after), {"PutObject": 10, "GetObject": 2})
 
     def test_diff_after_a_reset(self):
-        self.assertEqual(sb.diff_ops({}, {"ListObjectsV2": 4}), {"ListObjectsV2": 4})
+        self.assertEqual(fl.diff_ops({}, {"ListObjectsV2": 4}), {"ListObjectsV2": 4})
 
     def test_types_fold_operations(self):
         ops = {"HeadObject": 2, "ListObjectsV2": 1, "CopyObject": 4, "DeleteObject": 4,
                "DeleteObjects": 1, "UploadPart": 3, "CreateMultipartUpload": 1, "Weird": 1}
-        self.assertEqual(sb.by_type(ops), {"HEAD": 2, "LIST": 1, "Copy": 4, "Delete": 5,
+        self.assertEqual(fl.by_type(ops), {"HEAD": 2, "LIST": 1, "Copy": 4, "Delete": 5,
                                            "MPU": 4, "other": 1})
 
     def test_per_op_text_in_type_order(self):
-        self.assertEqual(sb.per_op_text({"PUT": 4, "HEAD": 2, "Delete": 1}, 4),
+        self.assertEqual(fl.per_op_text({"PUT": 4, "HEAD": 2, "Delete": 1}, 4),
                          "HEAD 0.50 PUT 1.00 Delete 0.25")
-        self.assertEqual(sb.per_op_text(None, 4), "n/a")  # s3rver: no counters
-        self.assertEqual(sb.per_op_text({}, 4), "none")
+        self.assertEqual(fl.per_op_text(None, 4), "n/a")  # s3rver: no counters
+        self.assertEqual(fl.per_op_text({}, 4), "none")
 
 
 def row(**kw):
@@ -93,7 +96,7 @@ def row(**kw):
 
 class TableTest(unittest.TestCase):
     def test_a_row(self):
-        lines = sb.table([row()]).splitlines()
+        lines = smallfile_report.table([row()]).splitlines()
         self.assertEqual(len(lines), 3)
         self.assertTrue(lines[0].startswith("pattern"))
         cells = lines[2].split()
@@ -103,47 +106,47 @@ class TableTest(unittest.TestCase):
         self.assertIn("HEAD 1.00 PUT 1.00", lines[2])
 
     def test_metadata_phase_has_no_mb_s_and_direct_no_cpu(self):
-        line = sb.table([row(phase="stat", bytes=0, mb_s=0.0, cpu_s=None, target="direct")]) \
+        line = smallfile_report.table([row(phase="stat", bytes=0, mb_s=0.0, cpu_s=None, target="direct")]) \
             .splitlines()[2]
         cells = line.split()
         self.assertEqual(cells[7], "-")
         self.assertEqual(cells[11], "-")
 
     def test_notes(self):
-        line = sb.table([row(visible_s=1.25, mismatches=2, errors=["x: EIO"])]).splitlines()[2]
+        line = smallfile_report.table([row(visible_s=1.25, mismatches=2, errors=["x: EIO"])]).splitlines()[2]
         self.assertIn("visible +1.25s", line)
         self.assertIn("DATA MISMATCH x2", line)
         self.assertIn("ERRORS x1: x: EIO", line)
-        line = sb.table([row(visible_s=None, visible_timeout=True)]).splitlines()[2]
+        line = smallfile_report.table([row(visible_s=None, visible_timeout=True)]).splitlines()[2]
         self.assertIn("NOT VISIBLE", line)
 
     def test_unshaped_row(self):
-        line = sb.table([row(floor_ops_s=None, x_floor=None, layout=None)]).splitlines()[2]
+        line = smallfile_report.table([row(floor_ops_s=None, x_floor=None, layout=None)]).splitlines()[2]
         self.assertEqual(line.split()[2], "-")
         self.assertEqual(line.split()[9:11], ["-", "-"])
 
 
 class VariantTest(unittest.TestCase):
     def test_name_and_options(self):
-        self.assertEqual(sb.parse_variant("async=--async-close"), ("async", ["--async-close"]))
-        self.assertEqual(sb.parse_variant("t4=--max-threads=4 --direct-io"),
+        self.assertEqual(ss.parse_variant("async=--async-close"), ("async", ["--async-close"]))
+        self.assertEqual(ss.parse_variant("t4=--max-threads=4 --direct-io"),
                          ("t4", ["--max-threads=4", "--direct-io"]))
-        self.assertEqual(sb.parse_variant("plain="), ("plain", []))
+        self.assertEqual(ss.parse_variant("plain="), ("plain", []))
 
     def test_bad_variants(self):
         for bad in ("async", "=--x", "a/b=--x"):
             with self.assertRaises(ValueError):
-                sb.parse_variant(bad)
+                ss.parse_variant(bad)
 
     def test_variants_follow_bucketfs(self):
-        a = sb.parse_args(["--targets", "bucketfs,s3fs,direct", "--variant", "async=--async-close"])
-        self.assertEqual(sb.target_order(a, sb.target_specs(a)),
+        a = smallfile_bench.parse_args(["--targets", "bucketfs,s3fs,direct", "--variant", "async=--async-close"])
+        self.assertEqual(ss.target_order(a, ss.target_specs(a)),
                          ["bucketfs", "async", "s3fs", "direct"])
-        self.assertEqual(sb.target_specs(a)["async"], ("bucketfs", ["--async-close"]))
+        self.assertEqual(ss.target_specs(a)["async"], ("bucketfs", ["--async-close"]))
 
     def test_a_listed_variant_keeps_its_place(self):
-        a = sb.parse_args(["--targets", "async,bucketfs", "--variant", "async=--async-close"])
-        self.assertEqual(sb.target_order(a, sb.target_specs(a)), ["async", "bucketfs"])
+        a = smallfile_bench.parse_args(["--targets", "async,bucketfs", "--variant", "async=--async-close"])
+        self.assertEqual(ss.target_order(a, ss.target_specs(a)), ["async", "bucketfs"])
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 2's yardstick check: one 1 GiB object on a local server, read by
+# The yardstick check of the direct client: one 1 GiB object on a local server, read by
 #   bucketfs s3 bench get --connections 8 --part-size 8M|16M
 # and by 8 parallel `curl -r` range requests of 128 MiB each, in the same run.
 #   bash tests/cli/bench_vs_curl.sh path/to/bucketfs [s3rver|s3sim] [rounds]

@@ -21,6 +21,8 @@ SERVER="${1:-s3rver}"
 BUCKETFS="${BUCKETFS:-}"
 S3SIM="${S3SIM:-}"
 SKIP=77
+# A server started by hand in the caller's shell is not this test's to stop.
+unset S3_SERVER_PID S3_SERVER_DIR
 
 # Sanitizer builds run everything several times slower: tests/CMakeLists.txt
 # sets E2E_SCALE, and every `timeout SECONDS ...` of these scripts (also in
@@ -190,30 +192,17 @@ wait_for() {  # wait_for SECONDS COMMAND... (SECONDS times E2E_SCALE)
   done
 }
 
-# start_server [s3sim args...]: starts $SERVER, exports S3_ENDPOINT and the
-# credentials it accepts (also as AWS_* for bucketfs and boto3).
+# start_server [server args...]: starts $SERVER with tests/fixtures/start-server.sh
+# (its directory under $TMP) and exports S3_ENDPOINT and the credentials it
+# accepts (also as AWS_* for bucketfs and boto3).
 start_server() {
   export AWS_REGION=us-east-1
   unset AWS_PROFILE AWS_SESSION_TOKEN AWS_ENDPOINT_URL 2>/dev/null || true
   export AWS_CONFIG_FILE="$TMP/no-config" AWS_SHARED_CREDENTIALS_FILE="$TMP/no-credentials"
   case "$SERVER" in
     s3rver)
-      local bin="$REPO_ROOT/tests/node_modules/.bin/s3rver"
-      [[ -x "$bin" ]] || skip "s3rver is not installed (run mount-tools/install-deps.sh)"
-      mkdir -p "$TMP/s3rver"
-      NODE_OPTIONS=--openssl-legacy-provider "$bin" -d "$TMP/s3rver" -a 127.0.0.1 -p 0 \
-        --silent >"$TMP/server.log" 2>&1 &
-      PIDS+=($!)
-      local port=""
-      local deadline=$((SECONDS + 30))
-      while [[ -z "$port" && $SECONDS -lt $deadline ]]; do
-        port=$(ss -ltnpH 2>/dev/null | grep "pid=${PIDS[-1]}," | grep -oE '127\.0\.0\.1:[0-9]+' |
-               head -1 | cut -d: -f2 || true)
-        [[ -n "$port" ]] || sleep 0.2
-      done
-      [[ -n "$port" ]] || { echo "s3rver did not start:"; cat "$TMP/server.log"; exit 1; }
-      export S3_ENDPOINT="http://127.0.0.1:$port"
-      export AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=S3RVER
+      export S3RVER_BIN="$REPO_ROOT/tests/node_modules/.bin/s3rver"
+      [[ -x "$S3RVER_BIN" ]] || skip "s3rver is not installed (run mount-tools/install-deps.sh)"
       ;;
     s3sim)
       [[ -n "$S3SIM" && -x "$S3SIM" ]] || {
@@ -223,16 +212,29 @@ start_server() {
         done
       }
       [[ -n "$S3SIM" && -x "$S3SIM" ]] || skip "s3sim is not built (target s3sim)"
-      "$S3SIM" --port 0 --port-file "$TMP/s3sim.port" --access-key e2ekey --secret-key e2esecret \
-        "$@" >"$TMP/server.log" 2>&1 &
-      PIDS+=($!)
-      wait_for 60 test -s "$TMP/s3sim.port" || { echo "s3sim did not start:"; cat "$TMP/server.log"; exit 1; }
-      export S3_ENDPOINT="http://127.0.0.1:$(cat "$TMP/s3sim.port")"
-      export AWS_ACCESS_KEY_ID=e2ekey AWS_SECRET_ACCESS_KEY=e2esecret
+      export S3SIM_BIN="$S3SIM"
       ;;
     *) echo "unknown server '$SERVER' (s3rver or s3sim)"; exit 2 ;;
   esac
+  local env
+  env=$(S3_SERVER_TMP="$TMP" S3_SERVER_WAIT=$((60 * SCALE)) \
+        bash "$REPO_ROOT/tests/fixtures/start-server.sh" "$SERVER" "$@") ||
+    { echo "$SERVER did not start"; exit 1; }
+  eval "$env"
+  # Every command of the tests names its endpoint; a default would hide one that does not.
+  unset AWS_ENDPOINT_URL
+  PIDS+=("$S3_SERVER_PID")
+  ln -sf "$S3_SERVER_DIR/server.log" "$TMP/server.log"
   echo "server $SERVER at $S3_ENDPOINT"
+}
+
+# stop_server: stops the server start_server started last and waits for it.
+stop_server() {
+  S3_SERVER_STOP_WAIT=$((10 * SCALE)) bash "$REPO_ROOT/tests/fixtures/stop-server.sh" \
+    "$S3_SERVER_PID" "$S3_SERVER_DIR"
+  local p kept=()
+  for p in "${PIDS[@]+"${PIDS[@]}"}"; do [[ "$p" == "$S3_SERVER_PID" ]] || kept+=("$p"); done
+  PIDS=("${kept[@]+"${kept[@]}"}")
 }
 
 s3() { timeout 120 python3 "$E2E_DIR/s3util.py" "$@"; }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Mount end-to-end for the LMDB metadata cache (issue 7), against s3sim
+# Mount end-to-end for the LMDB metadata cache, against s3sim
 # (its request counter proves what reached the server):
 #   warm         a second `find` on the same mount sends no request
 #   remount      `find` after a remount with --metadata-ttl indefinite sends none

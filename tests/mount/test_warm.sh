@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Mount end-to-end for `bucketfs warm` (issue 7), against s3sim (its request
+# Mount end-to-end for `bucketfs warm`, against s3sim (its request
 # counter proves what reached the server):
 #   warm        `bucketfs warm MNT` counts the whole tree
 #   job         a find after the warm, and after a remount, sends no request

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Mount end-to-end for write-back (issue 6):
+# Mount end-to-end for write-back:
 #   workloads      zipfile (100 MiB member), numpy.savez, torch.save/load of a
 #                  272 MiB state dict through the mount, read back identical
 #   overwrite      O_TRUNC of an existing object with --allow-overwrite
@@ -29,10 +29,7 @@ export E2E_DIR
 daemon_pid() { pgrep -f -- "$BUCKETFS .* $1( |$)" | head -1; }
 
 restart_server() {  # restart_server [s3sim args]: a fresh server with BUCKET
-  local p
-  for p in "${PIDS[@]+"${PIDS[@]}"}"; do kill "$p" 2>/dev/null || true; done
-  PIDS=()
-  rm -f "$TMP/s3sim.port"
+  [[ -z "${S3_SERVER_PID:-}" ]] || stop_server
   start_server "$@"
   s3 mkbucket "$BUCKET"
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checkpoint-style writes through a bucketfs mount (issue 6), each read back
+"""Checkpoint-style writes through a bucketfs mount, each read back
 and compared with the same bytes written to a local directory:
   zip     zipfile with several members, one of 100 MiB (zipfile seeks back to
           rewrite each member's local header after its data)

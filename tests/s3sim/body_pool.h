@@ -1,12 +1,9 @@
 // BodyPool: keeps the buffers of large uploaded bodies (objects and parts)
 // once nothing holds them any more, and hands them to the next large upload.
 //
-// Why: every upload used to land in fresh memory. The kernel zeroes each new
-// page, and on the benchmark VMs (which hand free memory back to their host)
-// a new page also costs a host fault: zeroing ran at ~0.4 GB/s and was 52% of
-// s3sim's CPU while it received 1 GiB uploads, 2.5-5.9 CPU-seconds per GiB,
-// five to fifteen times the client's. Write benchmarks then measured which
-// client happened to get recently freed memory on the server (issue 6).
+// Why: fresh memory must be zeroed by the kernel (and on a VM that returns
+// free memory to its host, faulted in again), which would make a write
+// benchmark measure which client got recently freed memory on the server.
 // Recycled buffers stay resident, so an upload after a delete or overwrite
 // costs the copy out of the socket and nothing more.
 //
