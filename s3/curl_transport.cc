@@ -337,11 +337,12 @@ class Worker {
   void Enqueue(Pending p) {
     load_.fetch_add(1, std::memory_order_relaxed);
     bool wake = false;
+    bool queued = false;
     {
       MutexLock lock(mu_);
       if (!stop_) {
         incoming_.push_back(std::move(p));
-        p.handler = nullptr;
+        queued = true;
         // Only a worker asleep in curl_multi_poll needs waking, and only
         // once: an awake one takes the queue before it polls again. Waking
         // for every request cost a send on curl's socketpair, a drain and a
@@ -351,7 +352,7 @@ class Worker {
         polling_ = false;
       }
     }
-    if (p.handler) {  // stopping: never started
+    if (!queued) {  // stopping: never started
       p.handler->OnComplete(MakeTransportError(transport_code::kShutdown, "transport stopped"));
       load_.fetch_sub(1, std::memory_order_relaxed);
       return;
