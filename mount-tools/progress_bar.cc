@@ -49,7 +49,9 @@ std::string ProgressBar::Render(const std::string& label, uint64_t done, uint64_
       int filled = static_cast<int>(static_cast<double>(bar) * static_cast<double>(done) /
                                     static_cast<double>(total));
       if (filled > bar) filled = bar;
-      std::snprintf(buf, sizeof buf, " %3d%% [", static_cast<int>(100.0 * done / total));
+      std::snprintf(
+          buf, sizeof buf, " %3d%% [",
+          static_cast<int>(100.0 * static_cast<double>(done) / static_cast<double>(total)));
       line += buf;
       line += std::string(filled, '=') + std::string(bar - filled, ' ') + "]";
     }

@@ -239,7 +239,7 @@ void ReadDir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
   }
   std::vector<char> buf(size);
   size_t used = 0;
-  for (size_t i = static_cast<size_t>(off); i < entries.size(); ++i) {
+  for (auto i = static_cast<size_t>(off); i < entries.size(); ++i) {
     const size_t n =
         fuse_add_direntry(req, buf.data() + used, size - used, entries[i].first.c_str(),
                           &entries[i].second, static_cast<off_t>(i + 1));
