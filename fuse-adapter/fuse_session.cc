@@ -1,6 +1,6 @@
 // RunFuseSession: mount, serve on libfuse's multithreaded loop, finish
 // uploads, unmount (see fuse_session.h).
-#include "fuse/fuse_session.h"
+#include "fuse-adapter/fuse_session.h"
 
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
@@ -11,20 +11,13 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "fuse-adapter/fuse_adapter.h"
+#include "fuse-adapter/init_flags_io.h"
+#include "fuse-adapter/mount_readahead.h"
 #include "fuse/filesystem.h"
-#include "fuse/fuse_adapter.h"
-#include "fuse/init_flags_io.h"
-#include "fuse/mount_readahead.h"
-#include "fuse/prefetch_reader.h"
-#include "prefetch/object_client_range_source.h"
 
 namespace bucketfs::fs {
 namespace {
-
-// Threads that answer READs which waited for a fetch (prefetch_reader.h):
-// each reply through the page cache is a copy of up to 1 MiB by the kernel,
-// and a part of 8 MiB completes several at once.
-constexpr int kReplyThreads = 4;
 
 bool HasOption(const std::vector<std::string>& options, const std::string& name) {
   return std::any_of(options.begin(), options.end(), [&](const std::string& o) {
@@ -94,14 +87,9 @@ Status CheckMountpoint(const std::string& path) {
 
 }  // namespace
 
-int RunFuseSession(std::shared_ptr<s3::ObjectClient> client, const FsConfig& config,
-                   const FuseMountOptions& mount, std::function<void(Status)> on_mount_result) {
-  return RunFuseSession(std::move(client), config, mount, std::move(on_mount_result), {});
-}
-
-int RunFuseSession(std::shared_ptr<s3::ObjectClient> client, const FsConfig& config,
-                   const FuseMountOptions& mount, std::function<void(Status)> on_mount_result,
-                   FsComponents components) {
+int RunFuseSession(Filesystem& fs, const FuseMountOptions& mount,
+                   std::function<void(Status)> on_mount_result) {
+  const FsConfig& config = fs.config();
   auto report = [&](Status s) {
     if (on_mount_result) on_mount_result(std::move(s));
     on_mount_result = nullptr;
@@ -111,35 +99,6 @@ int RunFuseSession(std::shared_ptr<s3::ObjectClient> client, const FsConfig& con
     report(s);
     return 1;
   }
-  if (!components.readers && config.prefetch) {
-    prefetch::PrefetchConfig pc;
-    pc.part_size = config.read_part_size;
-    pc.budget_bytes = config.max_memory;
-    // A random read's GET on the FUSE thread that asked for it, which waits
-    // for it anyway: no handoff to a transport thread and back to a reply
-    // thread. Off by default: rand4k (16 in flight, loaded 2-core VM) on
-    // s3rver cost the mount 15-30% less CPU per read with it, but on s3sim
-    // it lost 25-40% of the IOPS (transport threads batch several fast
-    // completions per wakeup; a FUSE thread waits for one) (issue 5).
-    // Two threads stay free for other requests.
-    pc.max_fetches_on_caller =
-        std::clamp(config.gets_on_fuse_threads, 0, std::max(0, mount.max_threads - 2));
-    if (config.direct_io) {
-      // No kernel readahead: READs of one descriptor come one at a time, in
-      // order, so no late READ needs the parts behind the reader (kept for
-      // the page cache's out-of-order readahead, 64 MiB per stream).
-      pc.backward_tolerance = 2 * pc.part_size;
-      // The window is that reader's only readahead (prefetch_config.h).
-      pc.grow_only_when_reads_wait = false;
-    }
-    auto prefetcher = std::make_shared<prefetch::Prefetcher>(
-        pc, std::make_shared<prefetch::ObjectClientRangeSource>(client));
-    spdlog::info("read-ahead memory budget {} MiB", prefetcher->budget().limit() >> 20);
-    components.readers = MakePrefetchReaderFactory(std::move(prefetcher), kReplyThreads);
-  }
-  // Null writers: the Filesystem makes its default, the staged write-back.
-  Filesystem fs(std::move(client), config, std::move(components.readers),
-                std::move(components.writers));
 
   // Canonical now: after the mount, resolving it would wait on our own root.
   std::string canonical = mount.mountpoint;
