@@ -11,32 +11,32 @@ WorkerPool::WorkerPool(int threads) {
 
 WorkerPool::~WorkerPool() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   for (auto& t : threads_) t.join();
 }
 
 void WorkerPool::Post(std::function<void()> task) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     queue_.push_back(std::move(task));
   }
-  cv_.notify_one();
+  cv_.NotifyOne();
 }
 
 void WorkerPool::Drain() {
-  std::unique_lock lock(mu_);
-  idle_cv_.wait(lock, [&] { return queue_.empty() && running_ == 0; });
+  MutexLock lock(mu_);
+  while (!queue_.empty() || running_ != 0) idle_cv_.Wait(mu_);
 }
 
 void WorkerPool::Loop() {
   for (;;) {
     std::function<void()> task;
     {
-      std::unique_lock lock(mu_);
-      cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      MutexLock lock(mu_);
+      while (!stopping_ && queue_.empty()) cv_.Wait(mu_);
       if (queue_.empty()) return;  // stopping, and nothing left to run
       task = std::move(queue_.front());
       queue_.pop_front();
@@ -45,8 +45,8 @@ void WorkerPool::Loop() {
     task();
     task = nullptr;  // its captures go before Drain can return
     {
-      std::lock_guard lock(mu_);
-      if (--running_ == 0 && queue_.empty()) idle_cv_.notify_all();
+      MutexLock lock(mu_);
+      if (--running_ == 0 && queue_.empty()) idle_cv_.NotifyAll();
     }
   }
 }

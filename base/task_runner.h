@@ -9,14 +9,13 @@
 // Thread-safe.
 #pragma once
 
-#include <condition_variable>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <thread>
 #include <vector>
 
-#include "fuse/thread_annotations.h"
+#include "base/mutex.h"
+#include "base/thread_annotations.h"
 
 namespace bucketfs::base {
 
@@ -41,17 +40,17 @@ class WorkerPool : public TaskRunner {
 
   // Returns once every task posted before the call has run (tasks they post
   // run too). REQUIRES: not called on one of the pool's threads.
-  void Drain();
+  void Drain() EXCLUDES(mu_);
 
  private:
-  void Loop();
+  void Loop() EXCLUDES(mu_);
 
-  std::mutex mu_;
-  std::condition_variable cv_;
+  Mutex mu_;
+  CondVar cv_;
   std::deque<std::function<void()>> queue_ GUARDED_BY(mu_);
   bool stopping_ GUARDED_BY(mu_) = false;
   int running_ GUARDED_BY(mu_) = 0;  // tasks taken off the queue, not yet returned
-  std::condition_variable idle_cv_;  // queue_ empty and running_ == 0
+  CondVar idle_cv_;                  // queue_ empty and running_ == 0
   std::vector<std::thread> threads_;
 };
 

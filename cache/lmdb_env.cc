@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <mutex>
 
 namespace bucketfs::cache {
 namespace {
@@ -144,7 +143,7 @@ Status LmdbEnv::CheckFileSize(MDB_env* env, const std::string& dir) {
 }
 
 Status LmdbEnv::Grow() {
-  std::unique_lock lock(resize_mu_);
+  WriterMutexLock lock(resize_mu_);
   const size_t current = map_size();
   if (current >= options_.max_map_size) return LmdbError(MDB_MAP_FULL, "metadata cache");
   int rc = mdb_env_set_mapsize(env_.get(), std::min(current * 2, options_.max_map_size));
@@ -155,7 +154,7 @@ Status LmdbEnv::Grow() {
 Status LmdbEnv::Read(const std::function<Status(LmdbTxn&)>& fn) {
   for (int attempt = 0;; ++attempt) {
     {
-      std::shared_lock lock(resize_mu_);
+      ReaderMutexLock lock(resize_mu_);
       MDB_txn* raw = nullptr;
       int rc = mdb_txn_begin(env_.get(), nullptr, MDB_RDONLY, &raw);
       if (rc == 0) {
@@ -165,7 +164,7 @@ Status LmdbEnv::Read(const std::function<Status(LmdbTxn&)>& fn) {
       }
       if (rc != MDB_MAP_RESIZED || attempt > 3) return LmdbError(rc, "mdb_txn_begin");
     }
-    std::unique_lock lock(resize_mu_);
+    WriterMutexLock lock(resize_mu_);
     mdb_env_set_mapsize(env_.get(), 0);  // adopt the size another process set
   }
 }
@@ -174,7 +173,7 @@ Status LmdbEnv::Write(const std::function<Status(LmdbTxn&)>& fn) {
   for (int attempt = 0;; ++attempt) {
     int rc = 0;
     {
-      std::shared_lock lock(resize_mu_);
+      ReaderMutexLock lock(resize_mu_);
       MDB_txn* raw = nullptr;
       rc = mdb_txn_begin(env_.get(), nullptr, 0, &raw);
       if (rc == 0) {
@@ -196,7 +195,7 @@ Status LmdbEnv::Write(const std::function<Status(LmdbTxn&)>& fn) {
     if (rc == MDB_MAP_FULL) {
       if (Status s = Grow(); !s.ok()) return s;
     } else {
-      std::unique_lock lock(resize_mu_);
+      WriterMutexLock lock(resize_mu_);
       mdb_env_set_mapsize(env_.get(), 0);
     }
   }

@@ -28,10 +28,10 @@
 #include <functional>
 #include <memory>
 #include <optional>
-#include <shared_mutex>
 #include <string>
 #include <string_view>
 
+#include "base/mutex.h"
 #include "s3/result.h"
 
 namespace bucketfs::cache {
@@ -93,13 +93,14 @@ class LmdbEnv {
   // Checks that the data file holds every page the meta page claims (a
   // truncated file would otherwise fault on first access).
   static Status CheckFileSize(MDB_env* env, const std::string& dir);
-  Status Grow();
+  Status Grow() EXCLUDES(resize_mu_);
 
   std::unique_ptr<MDB_env, EnvCloser> env_;
   const MDB_dbi dbi_;
   const std::string dir_;
   const LmdbOptions options_;
-  mutable std::shared_mutex resize_mu_;  // shared: any txn; exclusive: set_mapsize
+  // Shared by every transaction; held exclusively to change the map size.
+  mutable SharedMutex resize_mu_;
 };
 
 }  // namespace bucketfs::cache

@@ -290,8 +290,9 @@ std::optional<CachedName> MetadataCache::GetName(const std::string& bucket,
 std::optional<CachedName> MetadataCache::GetNameFromListing(const std::string& bucket,
                                                             const std::string& key) const {
   auto [parent, name] = SplitParent(key);
-  auto out =
-      ReadRecord('L', bucket, parent, [&](std::string_view v) { return FindInListing(v, name); });
+  // Clang before 16 cannot capture a structured binding: bind it by name.
+  auto out = ReadRecord('L', bucket, parent,
+                        [&leaf = name](std::string_view v) { return FindInListing(v, leaf); });
   // A complete listing without the name says it is missing (while the
   // listing is fresh, which uses the positive TTL: it is what S3 said).
   if (!out || !Fresh(out->fetched_at_ns, options_.ttl_seconds)) return std::nullopt;

@@ -190,7 +190,7 @@ void StagingFile::DropCached(uint64_t offset, uint64_t len) {
   // written: each range is advised again on the next calls, by when its
   // writeback has usually finished.
   constexpr size_t kKeep = 3;
-  std::lock_guard lock(drain_mu_);
+  MutexLock lock(drain_mu_);
   draining_.emplace_back(offset, len);
   for (const auto& [off, n] : draining_) {
     ::posix_fadvise(fd_, static_cast<off_t>(off), static_cast<off_t>(n), POSIX_FADV_DONTNEED);

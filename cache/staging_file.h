@@ -25,12 +25,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "base/mutex.h"
 #include "s3/result.h"
 
 namespace bucketfs::cache {
@@ -121,9 +121,9 @@ class StagingFile {
   const std::shared_ptr<StagingSpace> space_;
   uint64_t size_ = 0;
   bool space_released_ = false;
-  std::mutex drain_mu_;
+  Mutex drain_mu_;
   // Ranges given to DropCached whose pages may still be under writeback.
-  std::vector<std::pair<uint64_t, uint64_t>> draining_;  // guarded by drain_mu_
+  std::vector<std::pair<uint64_t, uint64_t>> draining_ GUARDED_BY(drain_mu_);
 };
 
 // Creates `dir` (and parents) with mode 0700 when missing.

@@ -105,7 +105,7 @@ Result<struct stat> Filesystem::SetAttr(Ino ino, const SetAttrRequest& request) 
       if (*request.size != local->size) {
         std::shared_ptr<FileWriter> writer;
         {
-          std::lock_guard lock(handles_mu_);
+          MutexLock lock(handles_mu_);
           for (const auto& [fh, h] : files_) {
             if (h->writer && h->bucket == in->bucket && h->key == in->key) writer = h->writer;
           }
@@ -155,13 +155,13 @@ struct statvfs Filesystem::StatFs() const {
 }
 
 std::shared_ptr<Filesystem::FileHandle> Filesystem::GetFile(uint64_t fh) const {
-  std::lock_guard lock(handles_mu_);
+  MutexLock lock(handles_mu_);
   auto it = files_.find(fh);
   return it == files_.end() ? nullptr : it->second;
 }
 
 std::shared_ptr<Filesystem::DirHandle> Filesystem::GetDirHandle(uint64_t fh) const {
-  std::lock_guard lock(handles_mu_);
+  MutexLock lock(handles_mu_);
   auto it = dirs_.find(fh);
   return it == dirs_.end() ? nullptr : it->second;
 }
@@ -190,7 +190,7 @@ Status Filesystem::Shutdown() {
   }
   std::vector<std::shared_ptr<FileHandle>> open;
   {
-    std::lock_guard lock(handles_mu_);
+    MutexLock lock(handles_mu_);
     for (auto& [fh, h] : files_) {
       if (h->writer) open.push_back(h);
     }

@@ -31,12 +31,13 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
 
+#include "base/mutex.h"
 #include "base/task_runner.h"
+#include "base/thread_annotations.h"
 #include "fuse/cached_metadata.h"
 #include "fuse/file_reader.h"
 #include "fuse/file_writer.h"
@@ -48,7 +49,6 @@
 #include "fuse/pending_uploads.h"
 #include "fuse/sibling_hints.h"
 #include "fuse/stat_walkers.h"
-#include "fuse/thread_annotations.h"
 #include "s3/object_client.h"
 #include "s3/result.h"
 
@@ -187,6 +187,7 @@ class Filesystem {
 
   // fs_readdir.cc: fetches the next page into the handle's listing (all-buckets
   // root: the bucket list); merges local entries once S3 has no more.
+  // REQUIRES: h.mu (checked on the definition: DirHandle is incomplete here).
   Status FetchNextPage(DirHandle& h);
 
   // fs_namespace.cc
@@ -228,7 +229,7 @@ class Filesystem {
   SiblingHints siblings_;
   StatWalkers stat_walkers_;
 
-  mutable std::mutex handles_mu_;
+  mutable Mutex handles_mu_;
   uint64_t next_fh_ GUARDED_BY(handles_mu_) = 1;
   std::map<uint64_t, std::shared_ptr<FileHandle>> files_ GUARDED_BY(handles_mu_);
   std::map<uint64_t, std::shared_ptr<DirHandle>> dirs_ GUARDED_BY(handles_mu_);

@@ -4,10 +4,10 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 
+#include "base/mutex.h"
 #include "fuse/dir_listing.h"
 #include "fuse/filesystem.h"
 
@@ -23,7 +23,7 @@ struct Filesystem::FileHandle {
   std::atomic<bool> submitted{false};  // --async-close: its upload was handed to pending_
   // --async-close: a rename while the upload runs moves the name here and
   // chains the copy; CommitHandle then publishes nothing under the old name.
-  std::mutex publish_mu;
+  Mutex publish_mu;
   bool published GUARDED_BY(publish_mu) = false;                // CommitHandle recorded the outcome
   bool moved GUARDED_BY(publish_mu) = false;                    // renamed while uploading
   std::optional<ObjectAttrs> committed GUARDED_BY(publish_mu);  // the uploaded object
@@ -36,7 +36,7 @@ struct Filesystem::DirHandle {
   const std::string bucket, key;
   const bool bucket_list;  // all-buckets root: entries are ListBuckets
 
-  std::mutex mu;  // the kernel serializes readdir per handle; this makes sure
+  Mutex mu;  // the kernel serializes readdir per handle; this makes sure
   DirListing listing GUARDED_BY(mu);
   std::string token GUARDED_BY(mu);  // continuation token of the next page
   bool done GUARDED_BY(mu) = false;  // every page fetched, local entries merged

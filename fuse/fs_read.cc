@@ -2,6 +2,7 @@
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
 
+#include "base/mutex.h"
 #include "fuse/filesystem.h"
 #include "fuse/fs_handles.h"
 
@@ -67,7 +68,7 @@ Result<OpenedFile> Filesystem::Open(Ino ino, int flags, pid_t pid) {
       readers_->HintNextFiles(next);
     }
   }
-  std::lock_guard lock(handles_mu_);
+  MutexLock lock(handles_mu_);
   opened.fh = next_fh_++;
   files_.emplace(opened.fh, std::move(h));
   return opened;
@@ -105,7 +106,7 @@ Status Filesystem::CommitHandle(FileHandle& h) {
                         std::chrono::steady_clock::now()};
   }
   {
-    std::lock_guard lock(h.publish_mu);
+    MutexLock lock(h.publish_mu);
     h.published = true;
     h.committed = attrs;
     if (!h.moved) {  // else the rename's chained step publishes the new name
@@ -126,7 +127,7 @@ Status Filesystem::CommitHandle(FileHandle& h) {
 void Filesystem::SubmitUpload(const std::shared_ptr<FileHandle>& h) {
   if (h->submitted.exchange(true)) return;
   {
-    std::lock_guard lock(handles_mu_);
+    MutexLock lock(handles_mu_);
     uploading_[{h->bucket, h->key}] = h;
   }
   // The file stays listed as being written until its upload ends.
@@ -136,7 +137,7 @@ void Filesystem::SubmitUpload(const std::shared_ptr<FileHandle>& h) {
       spdlog::error("background upload of s3://{}/{} failed: {}", h->bucket, h->key,
                     s.error().ToString());
     }
-    std::lock_guard lock(handles_mu_);
+    MutexLock lock(handles_mu_);
     for (auto it = uploading_.begin(); it != uploading_.end();) {
       it = it->second == h ? uploading_.erase(it) : std::next(it);
     }
@@ -147,7 +148,7 @@ void Filesystem::SubmitUpload(const std::shared_ptr<FileHandle>& h) {
 void Filesystem::Release(uint64_t fh) {
   std::shared_ptr<FileHandle> h;
   {
-    std::lock_guard lock(handles_mu_);
+    MutexLock lock(handles_mu_);
     auto it = files_.find(fh);
     if (it == files_.end()) return;
     h = std::move(it->second);

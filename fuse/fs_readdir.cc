@@ -5,6 +5,7 @@
 
 #include <functional>
 
+#include "base/mutex.h"
 #include "fuse/filesystem.h"
 #include "fuse/fs_handles.h"
 
@@ -24,72 +25,19 @@ Result<OpenedDir> Filesystem::OpenDir(Ino ino) {
   opened.cache_entries = config_.metadata_ttl > 0;
   opened.keep_cache = opened.cache_entries && FreshWithin(dir->attrs, config_.metadata_ttl);
   auto h = std::make_shared<DirHandle>(ino, dir->bucket, dir->key, IsBucketList(*dir));
-  std::lock_guard lock(handles_mu_);
+  MutexLock lock(handles_mu_);
   opened.fh = next_fh_++;
   dirs_.emplace(opened.fh, std::move(h));
   return opened;
 }
 
 void Filesystem::ReleaseDir(uint64_t fh) {
-  std::lock_guard lock(handles_mu_);
+  MutexLock lock(handles_mu_);
   dirs_.erase(fh);
 }
 
-Status Filesystem::ReadDir(Ino ino, uint64_t fh, off_t offset, bool plus, const DirFiller& fill,
-                           pid_t pid) {
-  auto h = GetDirHandle(fh);
-  if (!h || h->ino != ino) return MakeError(EBADF, "BadHandle", "unknown directory handle");
-  // Files with attributes: see StatWalkers. Names alone pay off only when a
-  // later stat of one is answered from the metadata cache's copy of this
-  // listing; without the cache each such stat costs a LIST and a HEAD (an
-  // `ls -l` of 2,500 files made 5,000 requests), so every entry carries them.
-  const bool file_attrs = config_.readdirplus != FsConfig::ReaddirPlus::kAuto || pid == 0 ||
-                          !meta_ || stat_walkers_.WantsAttrs(pid);
-  std::lock_guard lock(h->mu);
-  for (off_t off = offset;; ++off) {
-    if (off < kDotEntries) {
-      Entry dot;  // ino 0: the kernel does not count lookups of "." and ".."
-      dot.attr = MakeStat(ino, Kind::kDir, {});
-      if (!fill(off == 0 ? "." : "..", dot.attr, plus ? &dot : nullptr, off + 1)) break;
-      continue;
-    }
-    const size_t index = static_cast<size_t>(off - kDotEntries);
-    while (index >= h->listing.entries().size() && !h->done) {
-      Status s = FetchNextPage(*h);
-      if (!s.ok()) return s;
-    }
-    if (index >= h->listing.entries().size()) break;  // end of directory
-    const ListedEntry& e = h->listing.entries()[index];
-    const std::string key = h->bucket_list         ? std::string()
-                            : e.kind == Kind::kDir ? h->key + e.name + "/"
-                                                   : h->key + e.name;
-    const std::string& bucket = h->bucket_list ? e.name : h->bucket;
-    if (!plus || (e.kind == Kind::kFile && !file_attrs)) {
-      // d_ino must not be 0: glibc's readdir() skips such entries as deleted.
-      // A name without an inode yet gets a stable number outside the table's.
-      const Ino shown =
-          inodes_.Find(ino, e.name)
-              .value_or((std::hash<std::string>{}(e.name) ^ (ino * 0x9e3779b97f4a7c15ull)) |
-                        (1ull << 63));
-      struct stat st = MakeStat(shown, e.kind, e.attrs);
-      Entry name_only;  // ino 0: the kernel makes no inode (and counts no lookup)
-      name_only.attr = st;
-      if (!fill(e.name, st, plus ? &name_only : nullptr, off + 1)) break;
-      continue;
-    }
-    const Ino child =
-        inodes_.Acquire(ino, e.name, e.kind, bucket, key,
-                        e.kind == Kind::kFile ? std::optional(e.attrs) : std::nullopt);
-    Entry entry = MakeEntry(child, e.kind, e.attrs);
-    if (!fill(e.name, entry.attr, &entry, off + 1)) {
-      inodes_.Forget(child, 1);  // not sent: the kernel will not forget it
-      break;
-    }
-  }
-  return Status::Ok();
-}
-
-Status Filesystem::FetchNextPage(DirHandle& h) {
+// The contract is written here, where DirHandle is complete.
+Status Filesystem::FetchNextPage(DirHandle& h) REQUIRES(h.mu) {
   if (h.bucket_list) {
     auto r = client_->ListBuckets();
     if (!r.ok()) {
@@ -102,7 +50,8 @@ Status Filesystem::FetchNextPage(DirHandle& h) {
     return Status::Ok();
   }
   // Every S3 entry is in: merge the local ones. `fetched`: when S3 said it.
-  auto finish = [&](std::chrono::steady_clock::time_point fetched, bool from_cache = false) {
+  auto finish = [&](std::chrono::steady_clock::time_point fetched,
+                    bool from_cache = false) REQUIRES(h.mu) {
     for (auto& e : local_.ChildrenOf(h.bucket, h.key)) h.listing.AddLocal(std::move(e));
     h.done = true;
     inodes_.SetAttrs(h.ino, ObjectAttrs{0, {}, {}, fetched});  // see OpenDir
@@ -164,6 +113,60 @@ Status Filesystem::FetchNextPage(DirHandle& h) {
     return finish(std::chrono::steady_clock::now(), /*from_cache=*/true);
   }
   return finish(std::chrono::steady_clock::now());
+}
+
+Status Filesystem::ReadDir(Ino ino, uint64_t fh, off_t offset, bool plus, const DirFiller& fill,
+                           pid_t pid) {
+  auto h = GetDirHandle(fh);
+  if (!h || h->ino != ino) return MakeError(EBADF, "BadHandle", "unknown directory handle");
+  // Files with attributes: see StatWalkers. Names alone pay off only when a
+  // later stat of one is answered from the metadata cache's copy of this
+  // listing; without the cache each such stat costs a LIST and a HEAD (an
+  // `ls -l` of 2,500 files made 5,000 requests), so every entry carries them.
+  const bool file_attrs = config_.readdirplus != FsConfig::ReaddirPlus::kAuto || pid == 0 ||
+                          !meta_ || stat_walkers_.WantsAttrs(pid);
+  MutexLock lock(h->mu);
+  for (off_t off = offset;; ++off) {
+    if (off < kDotEntries) {
+      Entry dot;  // ino 0: the kernel does not count lookups of "." and ".."
+      dot.attr = MakeStat(ino, Kind::kDir, {});
+      if (!fill(off == 0 ? "." : "..", dot.attr, plus ? &dot : nullptr, off + 1)) break;
+      continue;
+    }
+    const size_t index = static_cast<size_t>(off - kDotEntries);
+    while (index >= h->listing.entries().size() && !h->done) {
+      Status s = FetchNextPage(*h);
+      if (!s.ok()) return s;
+    }
+    if (index >= h->listing.entries().size()) break;  // end of directory
+    const ListedEntry& e = h->listing.entries()[index];
+    const std::string key = h->bucket_list         ? std::string()
+                            : e.kind == Kind::kDir ? h->key + e.name + "/"
+                                                   : h->key + e.name;
+    const std::string& bucket = h->bucket_list ? e.name : h->bucket;
+    if (!plus || (e.kind == Kind::kFile && !file_attrs)) {
+      // d_ino must not be 0: glibc's readdir() skips such entries as deleted.
+      // A name without an inode yet gets a stable number outside the table's.
+      const Ino shown =
+          inodes_.Find(ino, e.name)
+              .value_or((std::hash<std::string>{}(e.name) ^ (ino * 0x9e3779b97f4a7c15ull)) |
+                        (1ull << 63));
+      struct stat st = MakeStat(shown, e.kind, e.attrs);
+      Entry name_only;  // ino 0: the kernel makes no inode (and counts no lookup)
+      name_only.attr = st;
+      if (!fill(e.name, st, plus ? &name_only : nullptr, off + 1)) break;
+      continue;
+    }
+    const Ino child =
+        inodes_.Acquire(ino, e.name, e.kind, bucket, key,
+                        e.kind == Kind::kFile ? std::optional(e.attrs) : std::nullopt);
+    Entry entry = MakeEntry(child, e.kind, e.attrs);
+    if (!fill(e.name, entry.attr, &entry, off + 1)) {
+      inodes_.Forget(child, 1);  // not sent: the kernel will not forget it
+      break;
+    }
+  }
+  return Status::Ok();
 }
 
 }  // namespace bucketfs::fs

@@ -5,6 +5,7 @@
 // deletes the old key, so both requests leave the caller's path too.
 #include <spdlog/spdlog.h>
 
+#include "base/mutex.h"
 #include "fuse/filesystem.h"
 #include "fuse/fs_handles.h"
 
@@ -16,7 +17,7 @@ std::optional<Status> Filesystem::RenameUploading(const Resolved& src, const Ino
                                                   const std::string& new_name) {
   std::shared_ptr<FileHandle> h;
   {
-    std::lock_guard lock(handles_mu_);
+    MutexLock lock(handles_mu_);
     auto it = uploading_.find({src.bucket, src.key});
     if (it == uploading_.end()) return std::nullopt;
     h = it->second;
@@ -24,14 +25,14 @@ std::optional<Status> Filesystem::RenameUploading(const Resolved& src, const Ino
   const std::string dst_key = dst_dir.key + new_name;
   // Held until the name has moved: the upload cannot record its outcome
   // (CommitHandle) or run the chained step before that.
-  std::lock_guard lock(h->publish_mu);
+  MutexLock lock(h->publish_mu);
   if (h->published || h->moved) return std::nullopt;
   auto move = [this, h, src_bucket = src.bucket, src_key = src.key, src_dir_key = src_dir.key, name,
                dst_bucket = dst_dir.bucket, dst_key, dst_dir_key = dst_dir.key,
                new_name](Status uploaded) -> Status {
     std::optional<ObjectAttrs> known;
     {
-      std::lock_guard published(h->publish_mu);
+      MutexLock published(h->publish_mu);
       known = h->committed;
     }
     Status s = uploaded;

@@ -1,6 +1,7 @@
 // Filesystem: create, write and flush (the upload's real result).
 #include <spdlog/spdlog.h>
 
+#include "base/mutex.h"
 #include "fuse/filesystem.h"
 #include "fuse/fs_handles.h"
 
@@ -29,7 +30,7 @@ Result<std::pair<Entry, OpenedFile>> Filesystem::Create(Ino parent, const std::s
   Entry entry = MakeEntry(h->ino, Kind::kFile, attrs);
   OpenedFile opened;
   {
-    std::lock_guard lock(handles_mu_);
+    MutexLock lock(handles_mu_);
     opened.fh = next_fh_++;
     files_.emplace(opened.fh, std::move(h));
   }

@@ -32,7 +32,7 @@ InodeSnapshot InodeTable::Snapshot(Ino ino, const Inode& in) {
 
 Ino InodeTable::Acquire(Ino parent, const std::string& name, Kind kind, const std::string& bucket,
                         const std::string& key, const std::optional<ObjectAttrs>& attrs) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto link = children_.find({parent, name});
   if (link != children_.end()) {
     Inode& existing = inodes_.at(link->second);
@@ -60,7 +60,7 @@ Ino InodeTable::Acquire(Ino parent, const std::string& name, Kind kind, const st
 }
 
 void InodeTable::Forget(Ino ino, uint64_t n) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = inodes_.find(ino);
   if (it == inodes_.end()) {
     std::fprintf(stderr, "bucketfs: forget of unknown inode %llu\n",
@@ -84,27 +84,27 @@ void InodeTable::Forget(Ino ino, uint64_t n) {
 }
 
 std::optional<InodeSnapshot> InodeTable::Get(Ino ino) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = inodes_.find(ino);
   if (it == inodes_.end()) return std::nullopt;
   return Snapshot(ino, it->second);
 }
 
 std::optional<Ino> InodeTable::Find(Ino parent, const std::string& name) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = children_.find({parent, name});
   if (it == children_.end()) return std::nullopt;
   return it->second;
 }
 
 void InodeTable::SetAttrs(Ino ino, const ObjectAttrs& attrs) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = inodes_.find(ino);
   if (it != inodes_.end()) it->second.attrs = attrs;
 }
 
 std::string InodeTable::ExchangeOpenEtag(Ino ino, const std::string& etag) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = inodes_.find(ino);
   if (it == inodes_.end()) return {};
   std::string previous = std::move(it->second.last_open_etag);
@@ -113,7 +113,7 @@ std::string InodeTable::ExchangeOpenEtag(Ino ino, const std::string& etag) {
 }
 
 void InodeTable::Unlink(Ino parent, const std::string& name) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto link = children_.find({parent, name});
   if (link == children_.end()) return;
   inodes_.at(link->second).linked = false;
@@ -123,7 +123,7 @@ void InodeTable::Unlink(Ino parent, const std::string& name) {
 void InodeTable::Rename(Ino parent, const std::string& name, Ino new_parent,
                         const std::string& new_name, const std::string& new_bucket,
                         const std::string& new_key) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto link = children_.find({parent, name});
   if (link == children_.end()) return;
   Ino ino = link->second;
@@ -153,7 +153,7 @@ void InodeTable::Rename(Ino parent, const std::string& name, Ino new_parent,
 }
 
 size_t InodeTable::size() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return inodes_.size();
 }
 

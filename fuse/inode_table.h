@@ -22,13 +22,13 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
 
-#include "fuse/thread_annotations.h"
+#include "base/mutex.h"
+#include "base/thread_annotations.h"
 
 namespace bucketfs::fs {
 
@@ -114,7 +114,7 @@ class InodeTable {
   };
   static InodeSnapshot Snapshot(Ino ino, const Inode& in);
 
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   Ino next_ino_ GUARDED_BY(mu_) = kRootIno + 1;
   std::unordered_map<Ino, Inode> inodes_ GUARDED_BY(mu_);
   std::map<std::pair<Ino, std::string>, Ino> children_ GUARDED_BY(mu_);

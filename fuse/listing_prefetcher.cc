@@ -19,12 +19,12 @@ ListingPrefetcher::ListingPrefetcher(s3::ObjectClient* client, CachedMetadata* m
 
 ListingPrefetcher::~ListingPrefetcher() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stop_ = true;
     queue_.clear();
   }
-  cv_.notify_all();
-  done_cv_.notify_all();
+  cv_.NotifyAll();
+  done_cv_.NotifyAll();
   for (auto& t : threads_) t.join();
 }
 
@@ -40,7 +40,7 @@ void ListingPrefetcher::Prefetch(const std::string& bucket, const std::string& p
     // the fetches keeps moving just ahead of it instead of one range per
     // worker that the walk catches up with.
     const size_t ranges = std::min<size_t>(4 * static_cast<size_t>(workers_), dirs.size() / 4);
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     for (size_t r = 0; r < ranges; ++r) {
       const size_t from = dirs.size() * r / ranges, to = dirs.size() * (r + 1) / ranges;
       Job job{bucket, parent, {}, to < dirs.size() ? dirs[to] : std::string(), true};
@@ -52,47 +52,49 @@ void ListingPrefetcher::Prefetch(const std::string& bucket, const std::string& p
       ++added;
     }
   } else {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     for (const auto& key : dir_keys) {
       if (!pending_.emplace(bucket, key).second) continue;
       queue_.push_back(Job{bucket, parent, {key}, {}, false});
       ++added;
     }
   }
-  if (added > 0) cv_.notify_all();
+  if (added > 0) cv_.NotifyAll();
 }
 
 bool ListingPrefetcher::WaitFor(const std::string& bucket, const std::string& dir_key,
                                 std::chrono::milliseconds limit) {
   const DirId id(bucket, dir_key);
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   if (running_.count(id) == 0) return false;
-  done_cv_.wait_for(lock, limit, [&] { return stop_ || running_.count(id) == 0; });
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!stop_ && running_.count(id) != 0 && done_cv_.WaitUntil(mu_, deadline)) {
+  }
   return true;
 }
 
 bool ListingPrefetcher::Stopped() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return stop_;
 }
 
 void ListingPrefetcher::Done(const std::string& bucket, const std::vector<std::string>& dirs) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     for (const auto& d : dirs) {
       running_.erase({bucket, d});
       pending_.erase({bucket, d});
     }
   }
-  done_cv_.notify_all();
+  done_cv_.NotifyAll();
 }
 
 void ListingPrefetcher::Run() {
   for (;;) {
     Job job;
     {
-      std::unique_lock lock(mu_);
-      cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+      MutexLock lock(mu_);
+      while (!stop_ && queue_.empty()) cv_.Wait(mu_);
       if (stop_) return;
       job = std::move(queue_.front());
       queue_.pop_front();
@@ -137,14 +139,14 @@ std::vector<std::string> ListingPrefetcher::RunFlat(const Job& job) {
 }
 
 void ListingPrefetcher::Commit(const std::string& bucket, CompleteListings done) {
-  std::unique_lock lock(commit_mu_);
+  MutexLock lock(commit_mu_);
   to_commit_.emplace_back(bucket, std::move(done));
   if (committing_) return;  // the running commit takes it with its next batch
   committing_ = true;
   while (!to_commit_.empty()) {
     auto batch = std::move(to_commit_);
     to_commit_.clear();
-    lock.unlock();
+    lock.Unlock();
     // One transaction per bucket: merge the batch's pages of each.
     std::sort(batch.begin(), batch.end(),
               [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -161,7 +163,7 @@ void ListingPrefetcher::Commit(const std::string& bucket, CompleteListings done)
       Done(batch[i].first, stored);
       i = j;
     }
-    lock.lock();
+    lock.Lock();
   }
   committing_ = false;
 }

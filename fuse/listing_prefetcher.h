@@ -28,19 +28,18 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "base/mutex.h"
+#include "base/thread_annotations.h"
 #include "fuse/cached_metadata.h"
 #include "fuse/subtree_lister.h"
-#include "fuse/thread_annotations.h"
 #include "s3/object_client.h"
 
 namespace bucketfs::fs {
@@ -61,12 +60,12 @@ class ListingPrefetcher {
   // Queues the listings of `dir_keys` (each ending in "/"), the
   // subdirectories of `parent` in `bucket`.
   void Prefetch(const std::string& bucket, const std::string& parent,
-                const std::vector<std::string>& dir_keys);
+                const std::vector<std::string>& dir_keys) EXCLUDES(mu_);
 
   // When the listing of `dir_key` is being fetched right now, waits (at most
   // `limit`) until it is stored or given up. True when it waited.
   bool WaitFor(const std::string& bucket, const std::string& dir_key,
-               std::chrono::milliseconds limit = std::chrono::seconds(10));
+               std::chrono::milliseconds limit = std::chrono::seconds(10)) EXCLUDES(mu_);
 
  private:
   using DirId = std::pair<std::string, std::string>;  // bucket, dir key
@@ -76,29 +75,29 @@ class ListingPrefetcher {
     std::string end;                // flat: the next range's first key
     bool flat = false;
   };
-  void Run();
+  void Run() EXCLUDES(mu_);
   // Returns the directories the range left (page cap), to queue again.
   std::vector<std::string> RunFlat(const Job& job);
   void ListOne(const std::string& bucket, const std::string& dir_key);
   // Stores `done` with the next group commit, then wakes its waiters (Done).
-  void Commit(const std::string& bucket, CompleteListings done);
+  void Commit(const std::string& bucket, CompleteListings done) EXCLUDES(commit_mu_);
   // The listings of `dirs` are stored or given up: wakes their waiters.
-  void Done(const std::string& bucket, const std::vector<std::string>& dirs);
-  bool Stopped();
+  void Done(const std::string& bucket, const std::vector<std::string>& dirs) EXCLUDES(mu_);
+  bool Stopped() EXCLUDES(mu_);
 
   s3::ObjectClient* const client_;
   CachedMetadata* const meta_;
   const int page_size_;
   const int workers_;
-  std::mutex mu_;
-  std::condition_variable cv_;       // workers: a job or stop
-  std::condition_variable done_cv_;  // WaitFor: a listing finished
+  Mutex mu_;
+  CondVar cv_;       // workers: a job or stop
+  CondVar done_cv_;  // WaitFor: a listing finished
   bool stop_ GUARDED_BY(mu_) = false;
   std::deque<Job> queue_ GUARDED_BY(mu_);
   std::set<DirId> pending_ GUARDED_BY(mu_);  // queued or running
   std::set<DirId> running_ GUARDED_BY(mu_);  // a worker is listing it now, or it awaits its commit
-  // Lock order: commit_mu_ before mu_ (Done is called without commit_mu_).
-  std::mutex commit_mu_;
+  // Done is called without commit_mu_; were they ever nested, this is the order.
+  Mutex commit_mu_ ACQUIRED_BEFORE(mu_);
   std::vector<std::pair<std::string, CompleteListings>> to_commit_ GUARDED_BY(commit_mu_);
   bool committing_ GUARDED_BY(commit_mu_) = false;  // a worker is storing a batch
   std::vector<std::thread> threads_;

@@ -15,36 +15,36 @@ std::string ChildName(const std::string& dir_key, const std::string& key) {
 }  // namespace
 
 void LocalNamespace::AddDir(const std::string& bucket, const std::string& dir_key) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   dirs_.insert({bucket, dir_key});
 }
 
 bool LocalNamespace::HasDir(const std::string& bucket, const std::string& dir_key) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return dirs_.count({bucket, dir_key}) != 0;
 }
 
 void LocalNamespace::RemoveDir(const std::string& bucket, const std::string& dir_key) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   dirs_.erase({bucket, dir_key});
 }
 
 void LocalNamespace::AddFile(const std::string& bucket, const std::string& key,
                              std::shared_ptr<FileWriter> writer) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   files_[{bucket, key}] = LocalFile{std::move(writer), std::chrono::system_clock::now()};
 }
 
 void LocalNamespace::RemoveFile(const std::string& bucket, const std::string& key,
                                 const FileWriter* writer) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = files_.find({bucket, key});
   if (it != files_.end() && it->second.writer.get() == writer) files_.erase(it);
 }
 
 void LocalNamespace::MoveFile(const std::string& bucket, const std::string& key,
                               const std::string& to_bucket, const std::string& to_key) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = files_.find({bucket, key});
   if (it == files_.end()) return;
   LocalFile moved = std::move(it->second);
@@ -54,7 +54,7 @@ void LocalNamespace::MoveFile(const std::string& bucket, const std::string& key,
 
 std::optional<ObjectAttrs> LocalNamespace::FileAttrs(const std::string& bucket,
                                                      const std::string& key) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = files_.find({bucket, key});
   if (it == files_.end()) return std::nullopt;
   ObjectAttrs a;
@@ -66,7 +66,7 @@ std::optional<ObjectAttrs> LocalNamespace::FileAttrs(const std::string& bucket,
 
 std::vector<ListedEntry> LocalNamespace::ChildrenOf(const std::string& bucket,
                                                     const std::string& dir_key) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<ListedEntry> out;
   for (auto it = dirs_.lower_bound({bucket, dir_key}); it != dirs_.end() && it->first == bucket;
        ++it) {
@@ -90,7 +90,7 @@ std::vector<ListedEntry> LocalNamespace::ChildrenOf(const std::string& bucket,
 }
 
 bool LocalNamespace::HasAnythingUnder(const std::string& bucket, const std::string& dir_key) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto d = dirs_.upper_bound({bucket, dir_key});
   if (d != dirs_.end() && d->first == bucket &&
       d->second.compare(0, dir_key.size(), dir_key) == 0) {
@@ -102,7 +102,7 @@ bool LocalNamespace::HasAnythingUnder(const std::string& bucket, const std::stri
 }
 
 bool LocalNamespace::HasFilesUnder(const std::string& bucket, const std::string& dir_key) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto f = files_.lower_bound({bucket, dir_key});
   return f != files_.end() && f->first.first == bucket &&
          f->first.second.compare(0, dir_key.size(), dir_key) == 0;
@@ -110,7 +110,7 @@ bool LocalNamespace::HasFilesUnder(const std::string& bucket, const std::string&
 
 void LocalNamespace::RenameDirs(const std::string& bucket, const std::string& from,
                                 const std::string& to_bucket, const std::string& to) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<Key> moved;
   for (auto it = dirs_.lower_bound({bucket, from});
        it != dirs_.end() && it->first == bucket && it->second.compare(0, from.size(), from) == 0;) {

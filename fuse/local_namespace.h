@@ -9,16 +9,16 @@
 #include <chrono>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "base/mutex.h"
+#include "base/thread_annotations.h"
 #include "fuse/dir_listing.h"
 #include "fuse/file_writer.h"
-#include "fuse/thread_annotations.h"
 
 namespace bucketfs::fs {
 
@@ -59,7 +59,7 @@ class LocalNamespace {
   };
   using Key = std::pair<std::string, std::string>;  // bucket, key
 
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::set<Key> dirs_ GUARDED_BY(mu_);
   std::map<Key, LocalFile> files_ GUARDED_BY(mu_);
 };

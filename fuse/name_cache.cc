@@ -54,7 +54,7 @@ std::optional<NameCache::Hit> NameCache::Find(const std::string& bucket, const s
                                               const std::string& name) {
   if (options_.ttl <= 0) return std::nullopt;
   const auto now = Now();
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto dit = dirs_.find(DirId(bucket, dir_key));
   if (dit == dirs_.end()) return std::nullopt;
   const Dir& d = dit->second;
@@ -85,7 +85,7 @@ void NameCache::Record(const std::string& bucket, const std::string& dir_key,
 void NameCache::StoreFile(const std::string& bucket, const std::string& dir_key,
                           const std::string& name, const ObjectAttrs& attrs) {
   if (options_.ttl <= 0) return;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Record(bucket, dir_key, name, State::kFile, attrs, options_.ttl);
   Evict();
 }
@@ -93,7 +93,7 @@ void NameCache::StoreFile(const std::string& bucket, const std::string& dir_key,
 void NameCache::StoreDir(const std::string& bucket, const std::string& dir_key,
                          const std::string& name) {
   if (options_.ttl <= 0) return;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Record(bucket, dir_key, name, State::kDir, {}, options_.ttl);
   Evict();
 }
@@ -101,7 +101,7 @@ void NameCache::StoreDir(const std::string& bucket, const std::string& dir_key,
 void NameCache::StoreMissing(const std::string& bucket, const std::string& dir_key,
                              const std::string& name) {
   if (options_.ttl <= 0 || options_.negative_ttl <= 0) return;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Record(bucket, dir_key, name, State::kMissing, {}, std::min(options_.ttl, options_.negative_ttl));
   Evict();
 }
@@ -111,7 +111,7 @@ void NameCache::StoreListing(const std::string& bucket, const std::string& dir_k
                              std::chrono::steady_clock::time_point started) {
   if (options_.ttl <= 0) return;
   const auto until = Until(options_.ttl);
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Dir& d = Touch(DirId(bucket, dir_key));
   // Keep what was learned after the listing began: it is newer.
   std::unordered_map<std::string, Name> names;
@@ -137,7 +137,7 @@ std::optional<std::vector<ListedEntry>> NameCache::Listing(const std::string& bu
                                                            const std::string& dir_key) {
   if (options_.ttl <= 0) return std::nullopt;
   const auto now = Now();
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto dit = dirs_.find(DirId(bucket, dir_key));
   if (dit == dirs_.end() || now >= dit->second.complete_until) return std::nullopt;
   std::vector<ListedEntry> out;
@@ -158,7 +158,7 @@ void NameCache::Wrote(const std::string& bucket, const std::string& dir_key,
 void NameCache::Removed(const std::string& bucket, const std::string& dir_key,
                         const std::string& name) {
   if (options_.ttl <= 0) return;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Record(bucket, dir_key, name, State::kMissing, {}, options_.ttl);
   Evict();
 }
@@ -166,7 +166,7 @@ void NameCache::Removed(const std::string& bucket, const std::string& dir_key,
 void NameCache::MadeDir(const std::string& bucket, const std::string& dir_key,
                         const std::string& name) {
   if (options_.ttl <= 0) return;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Record(bucket, dir_key, name, State::kDir, {}, options_.ttl);
   Dir& made = Touch(DirId(bucket, dir_key + name + "/"));
   total_ -= made.names.size();
@@ -177,7 +177,7 @@ void NameCache::MadeDir(const std::string& bucket, const std::string& dir_key,
 
 void NameCache::Drop(const std::string& bucket, const std::string& dir_key,
                      const std::string& name) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = dirs_.find(DirId(bucket, dir_key));
   if (it == dirs_.end()) return;
   total_ -= it->second.names.erase(name);
@@ -186,7 +186,7 @@ void NameCache::Drop(const std::string& bucket, const std::string& dir_key,
 
 void NameCache::ForgetTree(const std::string& bucket, const std::string& dir_key) {
   const std::string id = DirId(bucket, dir_key);
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (auto it = dirs_.begin(); it != dirs_.end();) {
     if (it->first.compare(0, id.size(), id) == 0) {
       total_ -= it->second.names.size();
@@ -201,7 +201,7 @@ void NameCache::ForgetTree(const std::string& bucket, const std::string& dir_key
 bool NameCache::ShouldList(const std::string& bucket, const std::string& dir_key) {
   if (options_.ttl <= 0 || options_.misses_before_listing <= 0) return false;
   const auto now = Now();
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Dir& d = Touch(DirId(bucket, dir_key));
   if (d.listing) return false;
   if (now - d.misses_since > std::chrono::duration<double>(options_.ttl)) {
@@ -219,7 +219,7 @@ bool NameCache::ShouldList(const std::string& bucket, const std::string& dir_key
 }
 
 void NameCache::ListingDone(const std::string& bucket, const std::string& dir_key) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = dirs_.find(DirId(bucket, dir_key));
   if (it == dirs_.end()) return;
   it->second.listing = false;
@@ -227,7 +227,7 @@ void NameCache::ListingDone(const std::string& bucket, const std::string& dir_ke
 }
 
 size_t NameCache::names() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return total_;
 }
 

@@ -30,15 +30,15 @@
 #include <cstddef>
 #include <functional>
 #include <list>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "base/mutex.h"
+#include "base/thread_annotations.h"
 #include "fuse/dir_listing.h"
 #include "fuse/inode_table.h"
-#include "fuse/thread_annotations.h"
 
 namespace bucketfs::fs {
 
@@ -128,7 +128,7 @@ class NameCache {
 
   const Options options_;
   const Clock clock_;
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::unordered_map<std::string, Dir> dirs_ GUARDED_BY(mu_);
   std::list<std::string> lru_ GUARDED_BY(mu_);  // directory ids, most recently used first
   size_t total_ GUARDED_BY(mu_) = 0;            // names held in every directory

@@ -16,8 +16,8 @@ void PendingUploads::Submit(const std::string& bucket, const std::string& key,
   auto entry = std::make_shared<Upload>();
   Key id{bucket, key};
   {
-    std::unique_lock lock(mu_);
-    changed_.wait(lock, [&] { return pending_.size() < max_pending_; });
+    MutexLock lock(mu_);
+    while (pending_.size() >= max_pending_) changed_.Wait(mu_);
     pending_[id] = entry;
     ++counts_.submitted;
   }
@@ -27,7 +27,7 @@ void PendingUploads::Submit(const std::string& bucket, const std::string& key,
 bool PendingUploads::Then(const std::string& bucket, const std::string& key,
                           const std::string& next_bucket, const std::string& next_key,
                           std::function<Status(Status)> next) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = pending_.find({bucket, key});
   if (it == pending_.end() || it->second->finishing || it->second->next) return false;
   it->second->next = std::move(next);
@@ -38,14 +38,14 @@ bool PendingUploads::Then(const std::string& bucket, const std::string& key,
 void PendingUploads::Finish(const std::shared_ptr<Upload>& upload, Status result) {
   std::function<Status(Status)> next;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     upload->finishing = true;
     next = std::move(upload->next);
     upload->next = nullptr;
   }
   if (next) result = next(std::move(result));
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     upload->done = true;
     upload->result = result;
     if (result.ok()) {
@@ -58,40 +58,37 @@ void PendingUploads::Finish(const std::shared_ptr<Upload>& upload, Status result
       it = it->second == upload ? pending_.erase(it) : std::next(it);
     }
   }
-  changed_.notify_all();
+  changed_.NotifyAll();
 }
 
 bool PendingUploads::Pending(const std::string& bucket, const std::string& key) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return pending_.count({bucket, key}) != 0;
 }
 
 Status PendingUploads::WaitFor(const std::string& bucket, const std::string& key) {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   auto it = pending_.find({bucket, key});
   if (it == pending_.end()) return Status::Ok();
   std::shared_ptr<Upload> upload = it->second;
-  changed_.wait(lock, [&] { return upload->done; });
+  while (!upload->done) changed_.Wait(mu_);
   return upload->result;
 }
 
 Status PendingUploads::WaitAll() {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   std::vector<std::shared_ptr<Upload>> before;
   for (const auto& [key, upload] : pending_) before.push_back(upload);
-  changed_.wait(lock, [&] {
-    for (const auto& u : before) {
-      if (!u->done) return false;
-    }
-    return true;
-  });
+  for (const auto& u : before) {
+    while (!u->done) changed_.Wait(mu_);
+  }
   Status first = first_unreported_;
   first_unreported_ = Status::Ok();
   return first;
 }
 
 PendingUploads::Counts PendingUploads::counts() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return counts_;
 }
 

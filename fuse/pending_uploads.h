@@ -13,17 +13,16 @@
 // Thread-safe. Destroying it waits for every upload.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <utility>
 
+#include "base/mutex.h"
 #include "base/task_runner.h"
-#include "fuse/thread_annotations.h"
+#include "base/thread_annotations.h"
 #include "s3/result.h"
 
 namespace bucketfs::fs {
@@ -60,6 +59,8 @@ class PendingUploads {
   Counts counts() const;
 
  private:
+  // Read and written under mu_ (the analysis cannot name the owner's mutex
+  // from a nested struct).
   struct Upload {
     bool finishing = false;  // the upload returned: nothing can be chained any more
     bool done = false;
@@ -68,11 +69,11 @@ class PendingUploads {
   };
   using Key = std::pair<std::string, std::string>;
 
-  void Finish(const std::shared_ptr<Upload>& upload, Status result);
+  void Finish(const std::shared_ptr<Upload>& upload, Status result) EXCLUDES(mu_);
 
   const size_t max_pending_;
-  mutable std::mutex mu_;
-  std::condition_variable changed_;  // an upload finished
+  mutable Mutex mu_;
+  CondVar changed_;  // an upload finished
   std::map<Key, std::shared_ptr<Upload>> pending_ GUARDED_BY(mu_);
   Status first_unreported_ GUARDED_BY(mu_);
   Counts counts_ GUARDED_BY(mu_);

@@ -11,7 +11,7 @@ void SiblingHints::Index(Listing& l, const std::vector<ListedEntry>& entries) {
 }
 
 void SiblingHints::Insert(Ino dir, std::shared_ptr<Listing> listing) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (listings_.insert_or_assign(dir, std::move(listing)).second) order_.push_back(dir);
   while (order_.size() > max_dirs_) {
     listings_.erase(order_.front());
@@ -25,7 +25,7 @@ void SiblingHints::Remember(Ino dir, const std::string& bucket, const std::strin
   listing->bucket = bucket;
   listing->dir_key = dir_key;
   {
-    std::lock_guard lock(listing->mu);
+    MutexLock lock(listing->mu);
     Index(*listing, entries);
   }
   Insert(dir, std::move(listing));
@@ -37,14 +37,14 @@ void SiblingHints::RememberLazy(Ino dir, const std::string& bucket, const std::s
   listing->bucket = bucket;
   listing->dir_key = dir_key;
   {
-    std::lock_guard lock(listing->mu);
+    MutexLock lock(listing->mu);
     listing->source = std::move(source);
   }
   Insert(dir, std::move(listing));
 }
 
 std::shared_ptr<SiblingHints::Listing> SiblingHints::Find(Ino dir) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = listings_.find(dir);
   return it == listings_.end() ? nullptr : it->second;
 }
@@ -71,7 +71,7 @@ std::optional<size_t> SiblingHints::Position(Listing& l, const std::string& name
 std::vector<ObjectVersion> SiblingHints::After(Ino dir, const std::string& name, size_t n) const {
   std::shared_ptr<Listing> listing = Find(dir);
   if (!listing) return {};
-  std::lock_guard lock(listing->mu);
+  MutexLock lock(listing->mu);
   auto pos = Position(*listing, name);
   if (!pos) return {};
   return FilesAfter(*listing, *pos, n);
@@ -80,7 +80,7 @@ std::vector<ObjectVersion> SiblingHints::After(Ino dir, const std::string& name,
 std::vector<ObjectVersion> SiblingHints::AfterInOrder(Ino dir, const std::string& name, size_t n) {
   std::shared_ptr<Listing> listing = Find(dir);
   if (!listing) return {};
-  std::lock_guard lock(listing->mu);
+  MutexLock lock(listing->mu);
   auto found = Position(*listing, name);
   if (!found) return {};
   const size_t pos = *found;

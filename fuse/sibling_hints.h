@@ -10,15 +10,15 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "base/mutex.h"
+#include "base/thread_annotations.h"
 #include "fuse/dir_listing.h"
 #include "fuse/file_reader.h"
-#include "fuse/thread_annotations.h"
 
 namespace bucketfs::fs {
 
@@ -45,7 +45,7 @@ class SiblingHints {
 
  private:
   struct Listing {
-    std::mutex mu;                        // guards the fields below; taken without mu_
+    Mutex mu;                             // guards the fields below; taken without mu_
     EntriesSource source GUARDED_BY(mu);  // set until the index is built
     std::string bucket, dir_key;
     std::vector<ObjectVersion> files GUARDED_BY(mu);
@@ -62,7 +62,7 @@ class SiblingHints {
   void Insert(Ino dir, std::shared_ptr<Listing> listing);
 
   const size_t max_dirs_;
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::map<Ino, std::shared_ptr<Listing>> listings_ GUARDED_BY(mu_);
   std::deque<Ino> order_ GUARDED_BY(mu_);  // oldest first
 };

@@ -6,7 +6,7 @@
 namespace bucketfs::fs {
 
 void StatWalkers::SawFileLookup(pid_t pid) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto [it, added] = last_seen_.try_emplace(pid, 0);
   it->second = ++tick_;
   if (!added || last_seen_.size() <= kCapacity) return;
@@ -18,7 +18,7 @@ void StatWalkers::SawFileLookup(pid_t pid) {
 }
 
 bool StatWalkers::WantsAttrs(pid_t pid) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return last_seen_.count(pid) != 0;
 }
 

@@ -23,10 +23,10 @@
 #include <sys/types.h>
 
 #include <cstdint>
-#include <mutex>
 #include <unordered_map>
 
-#include "fuse/thread_annotations.h"
+#include "base/mutex.h"
+#include "base/thread_annotations.h"
 
 namespace bucketfs::fs {
 
@@ -40,7 +40,7 @@ class StatWalkers {
   bool WantsAttrs(pid_t pid) const;
 
  private:
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   uint64_t tick_ GUARDED_BY(mu_) = 0;
   std::unordered_map<pid_t, uint64_t> last_seen_ GUARDED_BY(mu_);  // pid -> tick
 };

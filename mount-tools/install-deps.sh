@@ -12,7 +12,7 @@ sudo_cmd=""
 if [ "$(id -u)" -ne 0 ]; then sudo_cmd="sudo"; fi
 
 packages=(
-  build-essential cmake ninja-build pkg-config git clang-format
+  build-essential cmake ninja-build pkg-config git clang-format clang clang-tidy
   libfuse3-dev fuse3
   libcurl4-openssl-dev libssl-dev
   liblmdb-dev lmdb-utils

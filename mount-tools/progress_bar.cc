@@ -49,7 +49,9 @@ std::string ProgressBar::Render(const std::string& label, uint64_t done, uint64_
       int filled = static_cast<int>(static_cast<double>(bar) * static_cast<double>(done) /
                                     static_cast<double>(total));
       if (filled > bar) filled = bar;
-      std::snprintf(buf, sizeof buf, " %3d%% [", static_cast<int>(100.0 * done / total));
+      std::snprintf(
+          buf, sizeof buf, " %3d%% [",
+          static_cast<int>(100.0 * static_cast<double>(done) / static_cast<double>(total)));
       line += buf;
       line += std::string(filled, '=') + std::string(bar - filled, ' ') + "]";
     }
@@ -61,9 +63,9 @@ std::string ProgressBar::Render(const std::string& label, uint64_t done, uint64_
 
 void ProgressBar::Loop() {
   auto start = std::chrono::steady_clock::now();
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   // Short transfers finish before the first draw and print nothing.
-  if (cv_.wait_for(lock, std::chrono::milliseconds(500), [this] { return stop_; })) return;
+  if (StoppedWithin(std::chrono::milliseconds(500))) return;
   while (true) {
     struct winsize ws {};
     int width = (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) ? ws.ws_col : 80;
@@ -72,16 +74,23 @@ void ProgressBar::Loop() {
     std::fprintf(stderr, "\r%s\033[K", line.c_str());
     std::fflush(stderr);
     drawn_ = true;
-    if (cv_.wait_for(lock, std::chrono::milliseconds(200), [this] { return stop_; })) break;
+    if (StoppedWithin(std::chrono::milliseconds(200))) break;
   }
+}
+
+bool ProgressBar::StoppedWithin(std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!stop_ && cv_.WaitUntil(mu_, deadline)) {
+  }
+  return stop_;
 }
 
 void ProgressBar::Finish() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stop_ = true;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   if (thread_.joinable()) {
     thread_.join();
     if (drawn_) {

@@ -8,11 +8,11 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
-#include <mutex>
 #include <string>
 #include <thread>
+
+#include "base/mutex.h"
 
 namespace bucketfs::tools {
 
@@ -40,15 +40,17 @@ class ProgressBar {
                             int width, ProgressUnit unit = ProgressUnit::kBytes);
 
  private:
-  void Loop();
+  void Loop() EXCLUDES(mu_);
+  // Waits up to `limit` for Finish; true once it was called.
+  bool StoppedWithin(std::chrono::milliseconds limit) REQUIRES(mu_);
 
   const std::string label_;
   const uint64_t total_;
   const ProgressUnit unit_;
   std::atomic<uint64_t> done_{0};
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;   // GUARDED_BY(mu_)
+  Mutex mu_;
+  CondVar cv_;
+  bool stop_ GUARDED_BY(mu_) = false;
   bool drawn_ = false;  // only the drawing thread touches it until joined
   std::thread thread_;
 };

@@ -20,12 +20,12 @@
 #include <cstring>
 #include <limits>
 #include <memory>
-#include <mutex>
 #include <random>
 #include <thread>
 #include <unordered_map>
 #include <vector>
 
+#include "base/mutex.h"
 #include "mount-tools/bench_stats.h"
 #include "mount-tools/byte_size.h"
 #include "mount-tools/s3_cli.h"
@@ -226,7 +226,7 @@ int RunBenchPut(const BenchOptions& o, S3Context& ctx) {
   }
   BenchReport report{"put", url->ToString(), ctx.options().connections, part, o.objects};
   RunMeter total;
-  std::mutex mu;
+  Mutex mu;
   for (int r = 0; r < o.repeat; ++r) {
     RunMeter run;
     Status s = ParallelStreams(urls.size(), [&](size_t i) {
@@ -238,7 +238,7 @@ int RunBenchPut(const BenchOptions& o, S3Context& ctx) {
       spec.checksum = checksum;
       uint64_t requests = 0;
       Status st = UploadBuffer(**client, spec, part_bytes, *size, nullptr, &requests);
-      std::lock_guard<std::mutex> lock(mu);
+      MutexLock lock(mu);
       report.requests += requests;
       return st;
     });
@@ -320,7 +320,7 @@ int RunBenchGetRandom(const BenchOptions& o, S3Context& ctx) {
   BenchReport report{"get-random", url->ToString(), o.iodepth, *block, o.objects};
   report.requests = targets->size();
   RunMeter total;
-  std::mutex mu;
+  Mutex mu;
   for (int r = 0; r < o.repeat; ++r) {
     RunMeter run;
     uint64_t reads = 0;  // guarded by mu
@@ -328,7 +328,7 @@ int RunBenchGetRandom(const BenchOptions& o, S3Context& ctx) {
       std::vector<double> lat;
       Status st = RandomReads(**client, (*targets)[i], *block, o.iodepth, o.count, o.runtime,
                               o.seed + i + static_cast<uint64_t>(r) * 1000, lat);
-      std::lock_guard<std::mutex> lock(mu);
+      MutexLock lock(mu);
       report.latencies_ms.insert(report.latencies_ms.end(), lat.begin(), lat.end());
       reads += lat.size();
       return st;

@@ -18,11 +18,11 @@
 #include <atomic>
 #include <cstdio>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "base/mutex.h"
 #include "mount-tools/bench_stats.h"
 #include "mount-tools/s3_cli.h"
 #include "mount-tools/s3_url.h"
@@ -100,7 +100,7 @@ Status ListParallel(s3::ObjectClient& client, const S3Url& url, int parallel, Co
   std::sort(dirs.begin(), dirs.end());
   const size_t ranges = std::clamp<size_t>(dirs.size() / 4, 1, 4 * static_cast<size_t>(parallel));
   std::atomic<size_t> next{0};
-  std::mutex mu;
+  Mutex mu;
   Status first_error = Status::Ok();
   auto worker = [&] {
     for (size_t r; (r = next.fetch_add(1)) < ranges;) {
@@ -109,7 +109,7 @@ Status ListParallel(s3::ObjectClient& client, const S3Url& url, int parallel, Co
       Status s = ListFlat(client, url.bucket, url.key, first.substr(0, first.size() - 1),
                           to < dirs.size() ? dirs[to] : std::string(), true, counts);
       if (!s.ok()) {
-        std::lock_guard lock(mu);
+        MutexLock lock(mu);
         if (first_error.ok()) first_error = s;
         return;
       }

@@ -7,23 +7,23 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <condition_variable>
 #include <cstring>
 #include <deque>
-#include <mutex>
 #include <thread>
 #include <vector>
+
+#include "base/mutex.h"
 
 namespace bucketfs::tools {
 namespace {
 
 // The queue and the tallies every walking thread shares.
 struct WalkState {
-  std::mutex mu;
-  std::condition_variable cv;
-  std::deque<std::string> queue;  // directories not yet read
-  size_t busy = 0;                // directories being read
-  WarmCounts counts;
+  Mutex mu;
+  CondVar cv;
+  std::deque<std::string> queue GUARDED_BY(mu);  // directories not yet read
+  size_t busy GUARDED_BY(mu) = 0;                // directories being read
+  WarmCounts counts GUARDED_BY(mu);
 };
 
 // Reads one directory; subdirectories go to `subdirs`. Returns 0 or an errno.
@@ -74,28 +74,31 @@ Result<WarmCounts> TreeWarmer::Walk(const std::string& root) {
   if (!S_ISDIR(st.st_mode)) return MakeError(ENOTDIR, "Warm", root + ": not a directory");
   entries_ = 0;
   WalkState state;
-  state.queue.push_back(root);
+  {
+    MutexLock lock(state.mu);
+    state.queue.push_back(root);
+  }
   auto work = [&] {
     WarmCounts mine;
     std::vector<std::string> subdirs;
-    std::unique_lock lock(state.mu);
+    MutexLock lock(state.mu);
     for (;;) {
-      state.cv.wait(lock, [&] { return !state.queue.empty() || state.busy == 0; });
+      while (state.queue.empty() && state.busy != 0) state.cv.Wait(state.mu);
       if (state.queue.empty()) break;  // nothing queued and nobody reading: done
       std::string dir = std::move(state.queue.front());
       state.queue.pop_front();
       ++state.busy;
-      lock.unlock();
+      lock.Unlock();
       subdirs.clear();
       const int err = ReadOne(dir, subdirs, mine, entries_);
-      lock.lock();
+      lock.Lock();
       --state.busy;
       ++state.counts.dirs;
       if (err != 0 && state.counts.errors++ == 0) {
         state.counts.first_error = dir + ": " + strerror(err);
       }
       for (auto& s : subdirs) state.queue.push_back(std::move(s));
-      state.cv.notify_all();
+      state.cv.NotifyAll();
     }
     state.counts.files += mine.files;
     state.counts.other += mine.other;
@@ -104,6 +107,7 @@ Result<WarmCounts> TreeWarmer::Walk(const std::string& root) {
   for (int i = 1; i < threads_; ++i) threads.emplace_back(work);
   work();
   for (auto& t : threads) t.join();
+  MutexLock lock(state.mu);
   return state.counts;
 }
 

@@ -1,11 +1,11 @@
 #include "mount-tools/windowed_runner.h"
 
 #include <cerrno>
-#include <condition_variable>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <utility>
+
+#include "base/mutex.h"
 
 namespace bucketfs::tools {
 namespace {
@@ -13,25 +13,25 @@ namespace {
 // Completions handed from transport threads to the calling thread.
 class CompletionQueue {
  public:
-  void Push(size_t index, Status status) {
+  void Push(size_t index, Status status) EXCLUDES(mu_) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       items_.emplace_back(index, std::move(status));
     }
-    cv_.notify_one();
+    cv_.NotifyOne();
   }
-  std::pair<size_t, Status> Pop() {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [this] { return !items_.empty(); });
+  std::pair<size_t, Status> Pop() EXCLUDES(mu_) {
+    MutexLock lock(mu_);
+    while (items_.empty()) cv_.Wait(mu_);
     auto item = std::move(items_.front());
     items_.pop_front();
     return item;
   }
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::pair<size_t, Status>> items_;  // GUARDED_BY(mu_)
+  Mutex mu_;
+  CondVar cv_;
+  std::deque<std::pair<size_t, Status>> items_ GUARDED_BY(mu_);
 };
 
 }  // namespace

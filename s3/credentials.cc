@@ -9,10 +9,10 @@
 // identity) would cache and refresh inside its own provider.
 #include "s3/credentials.h"
 
-#include <mutex>
 #include <optional>
 #include <utility>
 
+#include "base/mutex.h"
 #include "s3/shared_config.h"
 
 extern char** environ;  // NOLINT: POSIX
@@ -153,7 +153,7 @@ class ChainProvider final : public CredentialsProvider {
       : providers_(std::move(providers)) {}
 
   Result<Credentials> GetCredentials() override {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (cached_) return *cached_;
     std::string tried;
     for (const auto& provider : providers_) {
@@ -173,8 +173,8 @@ class ChainProvider final : public CredentialsProvider {
 
  private:
   const std::vector<std::unique_ptr<CredentialsProvider>> providers_;
-  std::mutex mu_;
-  std::optional<Credentials> cached_;  // GUARDED_BY(mu_)
+  Mutex mu_;
+  std::optional<Credentials> cached_ GUARDED_BY(mu_);
 };
 
 }  // namespace

@@ -9,11 +9,12 @@
 #include <chrono>
 #include <cstring>
 #include <limits>
-#include <mutex>
 #include <thread>
 #include <unordered_set>
 #include <utility>
 #include <vector>
+
+#include "base/mutex.h"
 
 namespace bucketfs::s3 {
 namespace {
@@ -321,7 +322,7 @@ class Worker {
   // completions may still Submit into it: first all stop, then all join.
   void RequestStop() {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       stop_ = true;
     }
     if (thread_.joinable()) curl_multi_wakeup(multi_.get());
@@ -336,11 +337,12 @@ class Worker {
   void Enqueue(Pending p) {
     load_.fetch_add(1, std::memory_order_relaxed);
     bool wake = false;
+    bool queued = false;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       if (!stop_) {
         incoming_.push_back(std::move(p));
-        p.handler = nullptr;
+        queued = true;
         // Only a worker asleep in curl_multi_poll needs waking, and only
         // once: an awake one takes the queue before it polls again. Waking
         // for every request cost a send on curl's socketpair, a drain and a
@@ -350,7 +352,7 @@ class Worker {
         polling_ = false;
       }
     }
-    if (p.handler) {  // stopping: never started
+    if (!queued) {  // stopping: never started
       p.handler->OnComplete(MakeTransportError(transport_code::kShutdown, "transport stopped"));
       load_.fetch_sub(1, std::memory_order_relaxed);
       return;
@@ -366,7 +368,7 @@ class Worker {
     std::vector<Pending> batch;
     for (;;) {
       {
-        std::lock_guard<std::mutex> lock(mu_);
+        MutexLock lock(mu_);
         if (stop_) break;
         batch.swap(incoming_);
       }
@@ -405,13 +407,13 @@ class Worker {
         timeout_ms = static_cast<int>(std::clamp<int64_t>(wait, 0, timeout_ms));
       }
       {
-        std::lock_guard<std::mutex> lock(mu_);
+        MutexLock lock(mu_);
         if (stop_) break;
         if (!incoming_.empty()) continue;  // submitted meanwhile: no sleep
         polling_ = true;                   // from here on a Submit wakes the poll below
       }
       curl_multi_poll(multi_.get(), nullptr, 0, timeout_ms, nullptr);
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       polling_ = false;
     }
     Shutdown();
@@ -425,7 +427,7 @@ class Worker {
       Finish(t, MakeTransportError(transport_code::kShutdown, "transport stopped"));
     }
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       for (Pending& p : incoming_) timers_.push_back(std::move(p));
       incoming_.clear();
     }
@@ -489,12 +491,12 @@ class Worker {
   const size_t max_free_handles_;
   MultiHandle multi_;
   std::atomic<int> load_{0};  // submitted and not yet completed
-  std::mutex mu_;
-  std::vector<Pending> incoming_;  // GUARDED_BY(mu_)
-  bool stop_ = false;              // GUARDED_BY(mu_)
+  Mutex mu_;
+  std::vector<Pending> incoming_ GUARDED_BY(mu_);
+  bool stop_ GUARDED_BY(mu_) = false;
   // In (or about to enter) curl_multi_poll with incoming_ seen empty, and
   // not woken since.
-  bool polling_ = false;  // GUARDED_BY(mu_)
+  bool polling_ GUARDED_BY(mu_) = false;
   // Worker thread only:
   std::vector<Pending> timers_;  // min-heap by due time
   std::unordered_set<Transfer*> active_;

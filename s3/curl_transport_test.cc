@@ -13,10 +13,10 @@
 #include <charconv>
 #include <future>
 #include <map>
-#include <mutex>
 #include <thread>
 #include <vector>
 
+#include "base/mutex.h"
 #include "s3/s3_executor.h"
 
 namespace bucketfs::s3 {
@@ -71,7 +71,7 @@ class LoopbackServer {
     shutdown(listen_fd_, SHUT_RDWR);
     close(listen_fd_);
     acceptor_.join();
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     for (int fd : conns_) shutdown(fd, SHUT_RDWR);
     for (auto& t : threads_) t.join();
     for (int fd : conns_) close(fd);
@@ -93,7 +93,7 @@ class LoopbackServer {
         return;
       }
       ++accepts_;
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       conns_.push_back(fd);
       threads_.emplace_back([this, fd] { Serve(fd); });
     }
@@ -239,9 +239,9 @@ class LoopbackServer {
   std::atomic<int> accepts_{0};
   std::atomic<int> flaky_calls_{0};
   std::thread acceptor_;
-  std::mutex mu_;
-  std::vector<int> conns_;
-  std::vector<std::thread> threads_;
+  Mutex mu_;
+  std::vector<int> conns_ GUARDED_BY(mu_);
+  std::vector<std::thread> threads_ GUARDED_BY(mu_);
 };
 
 // Records one response and checks the callback order.

@@ -37,15 +37,15 @@ FakeHttpTransport::FakeHttpTransport(FakeTransportOptions options) : options_(op
 
 FakeHttpTransport::~FakeHttpTransport() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stop_ = true;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   if (worker_.joinable()) worker_.join();
 }
 
 void FakeHttpTransport::AddResponse(std::string method, std::string target, FakeResponse response) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (Rule& r : rules_) {
     if (r.method == method && r.target == target && !r.responder) {
       r.script.push_back(std::move(response));
@@ -58,23 +58,23 @@ void FakeHttpTransport::AddResponse(std::string method, std::string target, Fake
 }
 
 void FakeHttpTransport::AddResponder(std::string method, std::string target, Responder responder) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   rules_.push_back(Rule{std::move(method), std::move(target), {}, std::move(responder)});
 }
 
 void FakeHttpTransport::Clear() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   rules_.clear();
   recorded_.clear();
 }
 
 std::vector<RecordedRequest> FakeHttpTransport::requests() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return recorded_;
 }
 
 size_t FakeHttpTransport::request_count() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return recorded_.size();
 }
 
@@ -97,39 +97,39 @@ void FakeHttpTransport::Submit(HttpRequest request, std::shared_ptr<HttpResponse
     return;
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     queue_.push_back(std::move(job));
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 void FakeHttpTransport::WorkerLoop() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (;;) {
     if (queue_.empty()) {
       if (stop_) return;
-      cv_.wait(lock);
+      cv_.Wait(mu_);
       continue;
     }
     auto next = std::min_element(queue_.begin(), queue_.end(),
                                  [](const Job& a, const Job& b) { return a.due < b.due; });
     if (!stop_ && next->due > std::chrono::steady_clock::now()) {
-      cv_.wait_until(lock, next->due);
+      cv_.WaitUntil(mu_, next->due);
       continue;
     }
     Job job = std::move(*next);
     queue_.erase(next);
-    lock.unlock();
+    lock.Unlock();
     Run(job);
     job.handler.reset();  // the handler may own the last reference to an operation
-    lock.lock();
+    lock.Lock();
   }
 }
 
 FakeResponse FakeHttpTransport::Answer(const RecordedRequest& request) {
   Responder responder;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     recorded_.push_back(request);
     Rule* best = nullptr;
     for (Rule& r : rules_) {

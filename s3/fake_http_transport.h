@@ -23,18 +23,17 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
 
+#include "base/mutex.h"
 #include "s3/http_transport.h"
 
 namespace bucketfs::s3 {
@@ -103,17 +102,17 @@ class FakeHttpTransport : public HttpTransport {
     std::chrono::steady_clock::time_point due;
   };
 
-  FakeResponse Answer(const RecordedRequest& request);
-  void Run(const Job& job);
-  void WorkerLoop();
+  FakeResponse Answer(const RecordedRequest& request) EXCLUDES(mu_);
+  void Run(const Job& job) EXCLUDES(mu_);
+  void WorkerLoop() EXCLUDES(mu_);
 
   const FakeTransportOptions options_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<Rule> rules_;                // GUARDED_BY(mu_)
-  std::vector<RecordedRequest> recorded_;  // GUARDED_BY(mu_)
-  std::deque<Job> queue_;                  // GUARDED_BY(mu_)
-  bool stop_ = false;                      // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  CondVar cv_;
+  std::vector<Rule> rules_ GUARDED_BY(mu_);
+  std::vector<RecordedRequest> recorded_ GUARDED_BY(mu_);
+  std::deque<Job> queue_ GUARDED_BY(mu_);
+  bool stop_ GUARDED_BY(mu_) = false;
   std::thread worker_;
 };
 

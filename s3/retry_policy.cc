@@ -35,7 +35,7 @@ std::chrono::milliseconds BackoffCap(const RetryOptions& options, int retry) {
   const int shift = std::clamp(retry - 1, 0, 40);
   const long double cap = static_cast<long double>(options.backoff_base.count()) *
                           static_cast<long double>(1ULL << shift);
-  const long double max = static_cast<long double>(options.backoff_max.count());
+  const auto max = static_cast<long double>(options.backoff_max.count());
   return std::chrono::milliseconds(static_cast<int64_t>(std::min(cap, max)));
 }
 

@@ -66,7 +66,7 @@
 #include <span>
 #include <string>
 
-#include "fuse/thread_annotations.h"
+#include "base/thread_annotations.h"
 #include "upload/filled_parts.h"
 #include "upload/multipart_upload.h"
 #include "upload/part_layout.h"

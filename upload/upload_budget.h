@@ -22,7 +22,7 @@
 #include <span>
 #include <vector>
 
-#include "fuse/thread_annotations.h"
+#include "base/thread_annotations.h"
 #include "prefetch/buffer_pool.h"
 
 namespace bucketfs::upload {

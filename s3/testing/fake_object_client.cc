@@ -17,21 +17,21 @@ std::string ToString(std::span<const std::byte> body) {
 }  // namespace
 
 void FakeObjectClient::Hold(const std::string& op) {
-  std::lock_guard lock(hold_mu_);
+  MutexLock lock(hold_mu_);
   held_.insert(op);
 }
 
 void FakeObjectClient::Release(const std::string& op) {
   {
-    std::lock_guard lock(hold_mu_);
+    MutexLock lock(hold_mu_);
     held_.erase(op);
   }
-  hold_cv_.notify_all();
+  hold_cv_.NotifyAll();
 }
 
 void FakeObjectClient::WaitWhileHeld(const std::string& op) {
-  std::unique_lock lock(hold_mu_);
-  hold_cv_.wait(lock, [&] { return held_.count(op) == 0; });
+  MutexLock lock(hold_mu_);
+  while (held_.count(op) != 0) hold_cv_.Wait(hold_mu_);
 }
 
 std::optional<Error> FakeObjectClient::Enter(const std::string& op) {
@@ -60,63 +60,63 @@ FakeObjectClient::Object& FakeObjectClient::Store(Bucket& b, const std::string& 
 }
 
 void FakeObjectClient::CreateBucketNamed(const std::string& bucket) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   buckets_[bucket];
 }
 
 void FakeObjectClient::Put(const std::string& bucket, const std::string& key,
                            const std::string& data) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Store(buckets_[bucket], key, data);
 }
 
 bool FakeObjectClient::Exists(const std::string& bucket, const std::string& key) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto b = buckets_.find(bucket);
   return b != buckets_.end() && b->second.count(key);
 }
 
 std::string FakeObjectClient::Data(const std::string& bucket, const std::string& key) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return buckets_.at(bucket).at(key).data;
 }
 
 std::vector<std::string> FakeObjectClient::Keys(const std::string& bucket) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<std::string> keys;
   for (const auto& [k, o] : buckets_.at(bucket)) keys.push_back(k);
   return keys;
 }
 
 int FakeObjectClient::Calls(const std::string& op) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = calls_.find(op);
   return it == calls_.end() ? 0 : it->second;
 }
 
 size_t FakeObjectClient::OpenUploads() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return uploads_.size();
 }
 
 void FakeObjectClient::FailNext(const std::string& op, int errno_value) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   fail_next_[op] = errno_value;
 }
 
 void FakeObjectClient::SetCopyReportsCrc32c(bool on) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   copy_reports_crc32c_ = on;
 }
 
 std::vector<s3::BodyChecksum> FakeObjectClient::UploadChecksums() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return upload_checksums_;
 }
 
 Result<s3::HeadObjectResult> FakeObjectClient::HeadObject(const s3::HeadObjectParams& p) {
   WaitWhileHeld("HeadObject");
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (auto e = Enter("HeadObject")) return *e;
   auto b = FindBucket(p.bucket);
   if (!b.ok()) return b.error();
@@ -127,7 +127,7 @@ Result<s3::HeadObjectResult> FakeObjectClient::HeadObject(const s3::HeadObjectPa
 
 Result<s3::GetObjectResult> FakeObjectClient::GetObject(const s3::GetObjectParams& p,
                                                         std::span<std::byte> dest) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (auto e = Enter("GetObject")) return *e;
   auto b = FindBucket(p.bucket);
   if (!b.ok()) return b.error();
@@ -154,7 +154,7 @@ void FakeObjectClient::GetObjectAsync(const s3::GetObjectParams& p, std::span<st
 Result<s3::PutObjectResult> FakeObjectClient::PutObject(const s3::PutObjectParams& p,
                                                         std::span<const std::byte> body) {
   WaitWhileHeld("PutObject");
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (auto e = Enter("PutObject")) return *e;
   auto b = FindBucket(p.bucket);
   if (!b.ok()) return b.error();
@@ -163,7 +163,7 @@ Result<s3::PutObjectResult> FakeObjectClient::PutObject(const s3::PutObjectParam
 
 Result<s3::CreateMultipartUploadResult> FakeObjectClient::CreateMultipartUpload(
     const s3::CreateMultipartUploadParams& p) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (auto e = Enter("CreateMultipartUpload")) return *e;
   if (!FindBucket(p.bucket).ok()) return MakeError(ENOENT, "NoSuchBucket", p.bucket);
   std::string id = "upload-" + std::to_string(next_upload_++);
@@ -174,7 +174,7 @@ Result<s3::CreateMultipartUploadResult> FakeObjectClient::CreateMultipartUpload(
 
 Result<s3::UploadPartResult> FakeObjectClient::UploadPart(const s3::UploadPartParams& p,
                                                           std::span<const std::byte> body) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (auto e = Enter("UploadPart")) return *e;
   auto it = uploads_.find(p.upload_id);
   if (it == uploads_.end()) return MakeError(ENOENT, "NoSuchUpload", p.upload_id);
@@ -201,7 +201,7 @@ void FakeObjectClient::UploadPartAsync(const s3::UploadPartParams& p,
 }
 
 Result<s3::UploadPartResult> FakeObjectClient::UploadPartCopy(const s3::UploadPartCopyParams& p) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (auto e = Enter("UploadPartCopy")) return *e;
   auto it = uploads_.find(p.upload_id);
   if (it == uploads_.end()) return MakeError(ENOENT, "NoSuchUpload", p.upload_id);
@@ -221,7 +221,7 @@ Result<s3::UploadPartResult> FakeObjectClient::UploadPartCopy(const s3::UploadPa
 
 Result<s3::CompleteMultipartUploadResult> FakeObjectClient::CompleteMultipartUpload(
     const s3::CompleteMultipartUploadParams& p) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (auto e = Enter("CompleteMultipartUpload")) return *e;
   auto it = uploads_.find(p.upload_id);
   if (it == uploads_.end()) return MakeError(ENOENT, "NoSuchUpload", p.upload_id);
@@ -249,7 +249,7 @@ Result<s3::CompleteMultipartUploadResult> FakeObjectClient::CompleteMultipartUpl
 }
 
 Status FakeObjectClient::AbortMultipartUpload(const s3::AbortMultipartUploadParams& p) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (auto e = Enter("AbortMultipartUpload")) return *e;
   uploads_.erase(p.upload_id);
   return Status::Ok();
@@ -257,7 +257,7 @@ Status FakeObjectClient::AbortMultipartUpload(const s3::AbortMultipartUploadPara
 
 Result<s3::ListMultipartUploadsResult> FakeObjectClient::ListMultipartUploads(
     const s3::ListMultipartUploadsParams& /*p*/) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (auto e = Enter("ListMultipartUploads")) return *e;
   s3::ListMultipartUploadsResult r;
   for (const auto& [id, u] : uploads_) r.uploads.push_back({u.key, id, {}});
@@ -266,7 +266,7 @@ Result<s3::ListMultipartUploadsResult> FakeObjectClient::ListMultipartUploads(
 
 Result<s3::ListObjectsV2Result> FakeObjectClient::ListObjectsV2(const s3::ListObjectsV2Params& p) {
   WaitWhileHeld("ListObjectsV2");
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (auto e = Enter("ListObjectsV2")) return *e;
   auto b = FindBucket(p.bucket);
   if (!b.ok()) return b.error();
@@ -306,7 +306,7 @@ Result<s3::ListObjectsV2Result> FakeObjectClient::ListObjectsV2(const s3::ListOb
 }
 
 Result<s3::ListBucketsResult> FakeObjectClient::ListBuckets() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (auto e = Enter("ListBuckets")) return *e;
   s3::ListBucketsResult r;
   for (const auto& [name, b] : buckets_) r.buckets.push_back({name, {}});
@@ -314,7 +314,7 @@ Result<s3::ListBucketsResult> FakeObjectClient::ListBuckets() {
 }
 
 Status FakeObjectClient::DeleteObject(const s3::DeleteObjectParams& p) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (auto e = Enter("DeleteObject")) return *e;
   auto b = FindBucket(p.bucket);
   if (!b.ok()) return b.error();
@@ -323,7 +323,7 @@ Status FakeObjectClient::DeleteObject(const s3::DeleteObjectParams& p) {
 }
 
 Result<s3::DeleteObjectsResult> FakeObjectClient::DeleteObjects(const s3::DeleteObjectsParams& p) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (auto e = Enter("DeleteObjects")) return *e;
   auto b = FindBucket(p.bucket);
   if (!b.ok()) return b.error();
@@ -336,7 +336,7 @@ Result<s3::DeleteObjectsResult> FakeObjectClient::DeleteObjects(const s3::Delete
 }
 
 Result<s3::CopyObjectResult> FakeObjectClient::CopyObject(const s3::CopyObjectParams& p) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (auto e = Enter("CopyObject")) return *e;
   auto src_b = FindBucket(p.source_bucket);
   if (!src_b.ok()) return src_b.error();
@@ -353,7 +353,7 @@ Result<s3::CopyObjectResult> FakeObjectClient::CopyObject(const s3::CopyObjectPa
 }
 
 Status FakeObjectClient::CreateBucket(const s3::CreateBucketParams& p) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (auto e = Enter("CreateBucket")) return *e;
   buckets_[p.bucket];
   return Status::Ok();

@@ -6,13 +6,12 @@
 // fail the next call of a given operation with a chosen errno.
 #pragma once
 
-#include <condition_variable>
 #include <map>
-#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "base/mutex.h"
 #include "s3/object_client.h"
 
 namespace bucketfs::s3::testing {
@@ -79,24 +78,24 @@ class FakeObjectClient : public s3::ObjectClient {
   };
   using Bucket = std::map<std::string, Object>;
 
-  void WaitWhileHeld(const std::string& op);
-  // Counts the call; returns an injected failure if one is armed. REQUIRES mu_.
-  std::optional<Error> Enter(const std::string& op);
-  Result<Bucket*> FindBucket(const std::string& bucket);
-  Object& Store(Bucket& b, const std::string& key, std::string data);
+  void WaitWhileHeld(const std::string& op) EXCLUDES(hold_mu_, mu_);
+  // Counts the call; returns an injected failure if one is armed.
+  std::optional<Error> Enter(const std::string& op) REQUIRES(mu_);
+  Result<Bucket*> FindBucket(const std::string& bucket) REQUIRES(mu_);
+  Object& Store(Bucket& b, const std::string& key, std::string data) REQUIRES(mu_);
 
-  std::mutex hold_mu_;  // guards held_; never held with mu_
-  std::condition_variable hold_cv_;
-  std::set<std::string> held_;
-  mutable std::mutex mu_;
-  std::map<std::string, Bucket> buckets_;
-  std::map<std::string, Upload> uploads_;
-  std::map<std::string, int> calls_;
-  std::map<std::string, int> fail_next_;
-  int next_etag_ = 1;
-  int next_upload_ = 1;
-  bool copy_reports_crc32c_ = true;
-  std::vector<s3::BodyChecksum> upload_checksums_;
+  Mutex hold_mu_;  // never held with mu_
+  CondVar hold_cv_;
+  std::set<std::string> held_ GUARDED_BY(hold_mu_);
+  mutable Mutex mu_;
+  std::map<std::string, Bucket> buckets_ GUARDED_BY(mu_);
+  std::map<std::string, Upload> uploads_ GUARDED_BY(mu_);
+  std::map<std::string, int> calls_ GUARDED_BY(mu_);
+  std::map<std::string, int> fail_next_ GUARDED_BY(mu_);
+  int next_etag_ GUARDED_BY(mu_) = 1;
+  int next_upload_ GUARDED_BY(mu_) = 1;
+  bool copy_reports_crc32c_ GUARDED_BY(mu_) = true;
+  std::vector<s3::BodyChecksum> upload_checksums_ GUARDED_BY(mu_);
 };
 
 }  // namespace bucketfs::s3::testing

@@ -54,7 +54,7 @@ struct stat FileAttr(fuse_ino_t ino, uint64_t size, mode_t perm) {
 std::optional<struct stat> Attr(NullFs& fs, fuse_ino_t ino) {
   if (ino == kRootIno || ino == kSeqIno || ino == kWriteIno) return DirAttr(ino);
   if (IsPatternFile(fs, ino)) return FileAttr(ino, fs.config().size, 0444);
-  std::lock_guard lock(fs.mu);
+  bucketfs::MutexLock lock(fs.mu);
   for (const auto& [name, w] : fs.written) {
     if (w.ino == ino) return FileAttr(ino, w.size, 0644);
   }
@@ -101,11 +101,11 @@ void Lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
     }
   }
   if (parent == kWriteIno) {
-    std::unique_lock lock(fs.mu);
+    bucketfs::MutexLock lock(fs.mu);
     auto it = fs.written.find(std::string(n));
     if (it != fs.written.end()) {
       const struct stat st = FileAttr(it->second.ino, it->second.size, 0644);
-      lock.unlock();
+      lock.Unlock();
       return ReplyEntry(req, st);
     }
   }
@@ -122,7 +122,7 @@ void SetAttr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set,
              fuse_file_info* /*fi*/) {
   NullFs& fs = Fs(req);
   if (ino >= kFirstWritten && (to_set & FUSE_SET_ATTR_SIZE)) {
-    std::lock_guard lock(fs.mu);
+    bucketfs::MutexLock lock(fs.mu);
     for (auto& [name, w] : fs.written) {
       if (w.ino == ino) w.size = static_cast<uint64_t>(attr->st_size);
     }
@@ -146,7 +146,7 @@ void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   if (IsPatternFile(fs, ino) && writes) return (void)fuse_reply_err(req, EACCES);
   if (!Attr(fs, ino)) return (void)fuse_reply_err(req, ENOENT);
   if (ino >= kFirstWritten && (fi->flags & O_TRUNC)) {
-    std::lock_guard lock(fs.mu);
+    bucketfs::MutexLock lock(fs.mu);
     for (auto& [name, w] : fs.written) {
       if (w.ino == ino) w.size = 0;
     }
@@ -169,7 +169,7 @@ void Write(fuse_req_t req, fuse_ino_t ino, const char* /*buf*/, size_t size, off
            fuse_file_info* /*fi*/) {
   NullFs& fs = Fs(req);
   {
-    std::lock_guard lock(fs.mu);
+    bucketfs::MutexLock lock(fs.mu);
     for (auto& [name, w] : fs.written) {
       if (w.ino == ino) w.size = std::max(w.size, static_cast<uint64_t>(off) + size);
     }
@@ -190,7 +190,7 @@ void Create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t /*mode*/
   if (parent != kWriteIno) return (void)fuse_reply_err(req, EACCES);
   struct stat st {};
   {
-    std::lock_guard lock(fs.mu);
+    bucketfs::MutexLock lock(fs.mu);
     auto [it, created] = fs.written.try_emplace(name, NullFs::Written{fs.next_ino, 0});
     if (created) ++fs.next_ino;
     it->second.size = 0;
@@ -209,7 +209,7 @@ void Create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t /*mode*/
 void Unlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
   NullFs& fs = Fs(req);
   if (parent != kWriteIno) return (void)fuse_reply_err(req, EACCES);
-  std::lock_guard lock(fs.mu);
+  bucketfs::MutexLock lock(fs.mu);
   fuse_reply_err(req, fs.written.erase(name) == 1 ? 0 : ENOENT);
 }
 
@@ -233,13 +233,13 @@ void ReadDir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
                            FileAttr(kFirstFile + i, fs.config().size, 0444));
     }
   } else {
-    std::lock_guard lock(fs.mu);
+    bucketfs::MutexLock lock(fs.mu);
     for (const auto& [name, w] : fs.written)
       entries.emplace_back(name, FileAttr(w.ino, w.size, 0644));
   }
   std::vector<char> buf(size);
   size_t used = 0;
-  for (size_t i = static_cast<size_t>(off); i < entries.size(); ++i) {
+  for (auto i = static_cast<size_t>(off); i < entries.size(); ++i) {
     const size_t n =
         fuse_add_direntry(req, buf.data() + used, size - used, entries[i].first.c_str(),
                           &entries[i].second, static_cast<off_t>(i + 1));

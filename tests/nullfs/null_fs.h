@@ -18,9 +18,9 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 
+#include "base/mutex.h"
 #include "tests/nullfs/pattern.h"
 
 namespace nullfs {
@@ -48,14 +48,14 @@ class NullFs {
   const Config& config() const { return config_; }
   const Pattern& pattern() const { return pattern_; }
 
-  // Created files: name -> (ino, size). Guarded by mu.
+  // Created files: name -> (ino, size).
   struct Written {
     fuse_ino_t ino;
     uint64_t size;
   };
-  std::mutex mu;
-  std::map<std::string, Written> written;  // GUARDED_BY(mu)
-  fuse_ino_t next_ino = kFirstWritten;     // GUARDED_BY(mu)
+  bucketfs::Mutex mu;
+  std::map<std::string, Written> written GUARDED_BY(mu);
+  fuse_ino_t next_ino GUARDED_BY(mu) = kFirstWritten;
 
  private:
   const Config config_;

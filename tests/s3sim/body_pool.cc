@@ -13,7 +13,7 @@ BodyPool& BodyPool::Default() {
 
 void BodyPool::SetCapacity(uint64_t bytes) {
   std::multimap<size_t, std::string> dropped;  // freed outside the lock
-  std::lock_guard lock(mu_);
+  bucketfs::MutexLock lock(mu_);
   capacity_ = bytes;
   while (pooled_ > capacity_ && !free_.empty()) {
     auto largest = std::prev(free_.end());
@@ -25,7 +25,7 @@ void BodyPool::SetCapacity(uint64_t bytes) {
 std::string BodyPool::Take(size_t n) {
   std::string s;
   if (n >= kMinPooled) {
-    std::lock_guard lock(mu_);
+    bucketfs::MutexLock lock(mu_);
     auto it = free_.lower_bound(n);
     // A much larger buffer stays for the large upload it suits.
     if (it != free_.end() && it->first / 2 <= n) {
@@ -45,7 +45,7 @@ std::string BodyPool::Take(size_t n) {
 void BodyPool::Give(std::string s) {
   const size_t cap = s.capacity();
   if (cap < kMinPooled) return;
-  std::lock_guard lock(mu_);
+  bucketfs::MutexLock lock(mu_);
   if (pooled_ + cap > capacity_) return;  // s is freed after the lock is released
   s.clear();
   pooled_ += cap;
@@ -60,12 +60,12 @@ BufferPtr BodyPool::Share(std::string bytes) {
 }
 
 uint64_t BodyPool::pooled_bytes() const {
-  std::lock_guard lock(mu_);
+  bucketfs::MutexLock lock(mu_);
   return pooled_;
 }
 
 uint64_t BodyPool::reuses() const {
-  std::lock_guard lock(mu_);
+  bucketfs::MutexLock lock(mu_);
   return reuses_;
 }
 

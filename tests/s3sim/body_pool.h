@@ -16,9 +16,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <string>
 
+#include "base/mutex.h"
 #include "tests/s3sim/body.h"
 
 namespace s3sim {
@@ -52,11 +52,11 @@ class BodyPool {
   uint64_t reuses() const;
 
  private:
-  mutable std::mutex mu_;
-  uint64_t capacity_;                        // guarded by mu_
-  uint64_t pooled_ = 0;                      // guarded by mu_: capacity of the kept buffers
-  uint64_t reuses_ = 0;                      // guarded by mu_
-  std::multimap<size_t, std::string> free_;  // guarded by mu_; by capacity
+  mutable bucketfs::Mutex mu_;
+  uint64_t capacity_ GUARDED_BY(mu_);
+  uint64_t pooled_ GUARDED_BY(mu_) = 0;  // capacity of the kept buffers
+  uint64_t reuses_ GUARDED_BY(mu_) = 0;
+  std::multimap<size_t, std::string> free_ GUARDED_BY(mu_);  // by capacity
 };
 
 }  // namespace s3sim

@@ -92,7 +92,7 @@ BodyFault FaultInjector::BodyFaultFor(const FaultTicket& t, uint64_t body_length
 
 void FaultInjector::Log(const FaultTicket& t, const std::string& fault, const HttpRequest& req,
                         const std::string& op, int status, uint64_t cut_at, uint64_t length) {
-  std::lock_guard lock(log_mu_);
+  bucketfs::MutexLock lock(log_mu_);
   if (log_ == nullptr) return;
   auto now = std::chrono::system_clock::now().time_since_epoch();
   double secs = std::chrono::duration<double>(now).count();

@@ -13,10 +13,10 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
-#include <mutex>
 #include <set>
 #include <string>
 
+#include "base/mutex.h"
 #include "tests/s3sim/http_message.h"
 
 namespace s3sim {
@@ -76,8 +76,8 @@ class FaultInjector {
  private:
   const FaultConfig config_;
   std::atomic<uint64_t> seq_{0};
-  std::mutex log_mu_;
-  FILE* log_ = nullptr;  // GUARDED_BY(log_mu_)
+  bucketfs::Mutex log_mu_;
+  FILE* log_ GUARDED_BY(log_mu_) = nullptr;
 };
 
 const char* FaultName(BodyFault::Kind kind);

@@ -188,9 +188,10 @@ std::optional<std::string> HttpServer::Listen() {
 void HttpServer::Run() {
   while (!stopping_) {
     if (config_.max_conns > 0) {  // leave extra connections queued in the backlog
-      std::unique_lock lock(mu_);
-      conns_cv_.wait(
-          lock, [&] { return stopping_ || static_cast<int>(conns_.size()) < config_.max_conns; });
+      bucketfs::MutexLock lock(mu_);
+      while (!stopping_ && static_cast<int>(conns_.size()) >= config_.max_conns) {
+        conns_cv_.Wait(mu_);
+      }
       if (stopping_) break;
     }
     pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {wake_pipe_[0], POLLIN, 0}};
@@ -204,29 +205,29 @@ void HttpServer::Run() {
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     {
-      std::lock_guard lock(mu_);
+      bucketfs::MutexLock lock(mu_);
       conns_.insert(fd);
     }
     std::thread([this, fd] { ServeConnection(fd); }).detach();
   }
-  std::unique_lock lock(mu_);
-  conns_cv_.wait(lock, [&] { return conns_.empty(); });
+  bucketfs::MutexLock lock(mu_);
+  while (!conns_.empty()) conns_cv_.Wait(mu_);
 }
 
 void HttpServer::Stop() {
   stopping_ = true;
   char c = 1;
   [[maybe_unused]] ssize_t r = write(wake_pipe_[1], &c, 1);
-  std::lock_guard lock(mu_);
+  bucketfs::MutexLock lock(mu_);
   for (int fd : conns_) shutdown(fd, SHUT_RDWR);
-  conns_cv_.notify_all();
+  conns_cv_.NotifyAll();
 }
 
 void HttpServer::ConnectionDone(int fd) {
-  std::lock_guard lock(mu_);
+  bucketfs::MutexLock lock(mu_);
   close(fd);
   conns_.erase(fd);
-  conns_cv_.notify_all();
+  conns_cv_.NotifyAll();
 }
 
 void HttpServer::ServeConnection(int fd) {

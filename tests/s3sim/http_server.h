@@ -12,13 +12,12 @@
 #define TESTS_S3SIM_HTTP_SERVER_H_
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
 
+#include "base/mutex.h"
 #include "tests/s3sim/http_message.h"
 
 namespace s3sim {
@@ -63,8 +62,8 @@ class HttpServer {
   void Stop();
 
  private:
-  void ServeConnection(int fd);
-  void ConnectionDone(int fd);
+  void ServeConnection(int fd) EXCLUDES(mu_);
+  void ConnectionDone(int fd) EXCLUDES(mu_);
 
   const ServerConfig config_;
   HttpApp* const app_;
@@ -73,9 +72,9 @@ class HttpServer {
   int port_ = 0;
   std::atomic<bool> stopping_{false};
 
-  std::mutex mu_;  // guards conns_
-  std::condition_variable conns_cv_;
-  std::set<int> conns_;  // GUARDED_BY(mu_): open connection fds
+  bucketfs::Mutex mu_;
+  bucketfs::CondVar conns_cv_;
+  std::set<int> conns_ GUARDED_BY(mu_);  // open connection fds
 };
 
 }  // namespace s3sim

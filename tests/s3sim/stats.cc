@@ -5,33 +5,33 @@
 namespace s3sim {
 
 void Stats::CountRequest(const std::string& op) {
-  std::lock_guard lock(mu_);
+  bucketfs::MutexLock lock(mu_);
   ++ops_[op];
   ++total_;
 }
 
 void Stats::CountFault(const std::string& fault) {
-  std::lock_guard lock(mu_);
+  bucketfs::MutexLock lock(mu_);
   ++faults_[fault];
 }
 
 void Stats::AddBytesSent(uint64_t n) {
-  std::lock_guard lock(mu_);
+  bucketfs::MutexLock lock(mu_);
   bytes_sent_ += n;
 }
 
 void Stats::RequestStarted() {
-  std::lock_guard lock(mu_);
+  bucketfs::MutexLock lock(mu_);
   max_in_flight_ = std::max(max_in_flight_, ++in_flight_);
 }
 
 void Stats::RequestEnded() {
-  std::lock_guard lock(mu_);
+  bucketfs::MutexLock lock(mu_);
   if (in_flight_ > 0) --in_flight_;
 }
 
 std::string Stats::Json() const {
-  std::lock_guard lock(mu_);
+  bucketfs::MutexLock lock(mu_);
   auto map_json = [](const std::map<std::string, uint64_t>& m) {
     std::string out = "{";
     for (const auto& [k, v] : m) {
@@ -46,7 +46,7 @@ std::string Stats::Json() const {
 }
 
 void Stats::Reset() {
-  std::lock_guard lock(mu_);
+  bucketfs::MutexLock lock(mu_);
   ops_.clear();
   faults_.clear();
   total_ = 0;

@@ -8,8 +8,9 @@
 
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <string>
+
+#include "base/mutex.h"
 
 namespace s3sim {
 
@@ -24,13 +25,13 @@ class Stats {
   void Reset();
 
  private:
-  mutable std::mutex mu_;
-  std::map<std::string, uint64_t> ops_;     // GUARDED_BY(mu_)
-  std::map<std::string, uint64_t> faults_;  // GUARDED_BY(mu_)
-  uint64_t total_ = 0;                      // GUARDED_BY(mu_)
-  uint64_t bytes_sent_ = 0;                 // GUARDED_BY(mu_)
-  uint64_t in_flight_ = 0;                  // GUARDED_BY(mu_)
-  uint64_t max_in_flight_ = 0;              // GUARDED_BY(mu_); since the last Reset
+  mutable bucketfs::Mutex mu_;
+  std::map<std::string, uint64_t> ops_ GUARDED_BY(mu_);
+  std::map<std::string, uint64_t> faults_ GUARDED_BY(mu_);
+  uint64_t total_ GUARDED_BY(mu_) = 0;
+  uint64_t bytes_sent_ GUARDED_BY(mu_) = 0;
+  uint64_t in_flight_ GUARDED_BY(mu_) = 0;
+  uint64_t max_in_flight_ GUARDED_BY(mu_) = 0;  // since the last Reset
 };
 
 }  // namespace s3sim

@@ -39,14 +39,14 @@ std::optional<S3Error> CheckPartCrc32c(const Upload& upload, const CompletedPart
 }  // namespace
 
 bool Store::CreateBucket(const std::string& name) {
-  std::unique_lock lock(mu_);
+  bucketfs::WriterMutexLock lock(mu_);
   auto [it, inserted] = buckets_.try_emplace(name);
   if (inserted) it->second.created = std::time(nullptr);
   return inserted;
 }
 
 std::optional<S3Error> Store::DeleteBucket(const std::string& name) {
-  std::unique_lock lock(mu_);
+  bucketfs::WriterMutexLock lock(mu_);
   auto it = buckets_.find(name);
   if (it == buckets_.end()) return NoSuchBucket();
   if (!it->second.objects.empty()) {
@@ -57,19 +57,19 @@ std::optional<S3Error> Store::DeleteBucket(const std::string& name) {
 }
 
 bool Store::BucketExists(const std::string& name) const {
-  std::shared_lock lock(mu_);
+  bucketfs::ReaderMutexLock lock(mu_);
   return buckets_.count(name) != 0;
 }
 
 std::vector<BucketInfo> Store::ListBuckets() const {
-  std::shared_lock lock(mu_);
+  bucketfs::ReaderMutexLock lock(mu_);
   std::vector<BucketInfo> out;
   for (const auto& [name, b] : buckets_) out.push_back({name, b.created});
   return out;
 }
 
 Expected<ObjectPtr> Store::Get(const std::string& bucket, const std::string& key) const {
-  std::shared_lock lock(mu_);
+  bucketfs::ReaderMutexLock lock(mu_);
   auto b = buckets_.find(bucket);
   if (b == buckets_.end()) return NoSuchBucket();
   auto o = b->second.objects.find(key);
@@ -80,7 +80,7 @@ Expected<ObjectPtr> Store::Get(const std::string& bucket, const std::string& key
 std::optional<S3Error> Store::Put(const std::string& bucket, const std::string& key,
                                   ObjectPtr obj) {
   ObjectPtr old;  // released after the lock
-  std::unique_lock lock(mu_);
+  bucketfs::WriterMutexLock lock(mu_);
   auto b = buckets_.find(bucket);
   if (b == buckets_.end()) return NoSuchBucket();
   ObjectPtr& slot = b->second.objects[key];
@@ -91,7 +91,7 @@ std::optional<S3Error> Store::Put(const std::string& bucket, const std::string& 
 
 std::optional<S3Error> Store::Delete(const std::string& bucket, const std::string& key) {
   ObjectPtr old;
-  std::unique_lock lock(mu_);
+  bucketfs::WriterMutexLock lock(mu_);
   auto b = buckets_.find(bucket);
   if (b == buckets_.end()) return NoSuchBucket();
   auto o = b->second.objects.find(key);
@@ -103,7 +103,7 @@ std::optional<S3Error> Store::Delete(const std::string& bucket, const std::strin
 }
 
 Expected<ListPage> Store::List(const std::string& bucket, const ListParams& params) const {
-  std::shared_lock lock(mu_);
+  bucketfs::ReaderMutexLock lock(mu_);
   auto b = buckets_.find(bucket);
   if (b == buckets_.end()) return NoSuchBucket();
   return ListKeys(b->second.objects, params);
@@ -113,7 +113,7 @@ Expected<std::string> Store::CreateUpload(const std::string& bucket, const std::
                                           std::string content_type, HeaderList metadata,
                                           std::string checksum_algorithm) {
   if (!BucketExists(bucket)) return NoSuchBucket();
-  std::lock_guard lock(uploads_mu_);
+  bucketfs::MutexLock lock(uploads_mu_);
   std::string id =
       Hex(Sha256(bucket + "/" + key + "/" + std::to_string(next_upload_++))).substr(0, 32);
   Upload& u = uploads_[id];
@@ -130,7 +130,7 @@ Expected<std::string> Store::CreateUpload(const std::string& bucket, const std::
 std::optional<S3Error> Store::PutPart(const std::string& bucket, const std::string& key,
                                       const std::string& upload_id, int number, Part part) {
   Part old;
-  std::lock_guard lock(uploads_mu_);
+  bucketfs::MutexLock lock(uploads_mu_);
   auto it = uploads_.find(upload_id);
   if (it == uploads_.end() || it->second.bucket != bucket || it->second.key != key) {
     return NoSuchUpload();
@@ -150,7 +150,7 @@ Expected<ObjectPtr> Store::Complete(const std::string& bucket, const std::string
   std::vector<Part> chosen;
   Upload meta;
   {
-    std::lock_guard lock(uploads_mu_);
+    bucketfs::MutexLock lock(uploads_mu_);
     auto it = uploads_.find(upload_id);
     if (it == uploads_.end() || it->second.bucket != bucket || it->second.key != key) {
       return NoSuchUpload();
@@ -198,7 +198,7 @@ Expected<ObjectPtr> Store::Complete(const std::string& bucket, const std::string
 
 std::optional<S3Error> Store::Abort(const std::string& bucket, const std::string& key,
                                     const std::string& upload_id) {
-  std::lock_guard lock(uploads_mu_);
+  bucketfs::MutexLock lock(uploads_mu_);
   auto it = uploads_.find(upload_id);
   if (it == uploads_.end() || it->second.bucket != bucket || it->second.key != key) {
     return NoSuchUpload();
@@ -210,7 +210,7 @@ std::optional<S3Error> Store::Abort(const std::string& bucket, const std::string
 Expected<std::vector<Upload>> Store::ListUploads(const std::string& bucket,
                                                  const std::string& prefix) const {
   if (!BucketExists(bucket)) return NoSuchBucket();
-  std::lock_guard lock(uploads_mu_);
+  bucketfs::MutexLock lock(uploads_mu_);
   std::vector<Upload> out;
   for (const auto& [id, u] : uploads_) {
     if (u.bucket == bucket && u.key.compare(0, prefix.size(), prefix) == 0) {
@@ -227,7 +227,7 @@ Expected<std::vector<Upload>> Store::ListUploads(const std::string& bucket,
 
 Expected<Upload> Store::GetUpload(const std::string& bucket, const std::string& key,
                                   const std::string& upload_id) const {
-  std::lock_guard lock(uploads_mu_);
+  bucketfs::MutexLock lock(uploads_mu_);
   auto it = uploads_.find(upload_id);
   if (it == uploads_.end() || it->second.bucket != bucket || it->second.key != key) {
     return NoSuchUpload();

@@ -10,13 +10,12 @@
 #include <cstdint>
 #include <ctime>
 #include <map>
-#include <mutex>
 #include <optional>
-#include <shared_mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "base/mutex.h"
 #include "tests/s3sim/listing.h"
 #include "tests/s3sim/object.h"
 #include "tests/s3sim/s3_error.h"
@@ -91,11 +90,11 @@ class Store {
   };
 
   const uint64_t min_part_size_;
-  mutable std::shared_mutex mu_;
-  std::map<std::string, Bucket> buckets_;  // GUARDED_BY(mu_)
-  mutable std::mutex uploads_mu_;
-  std::map<std::string, Upload> uploads_;  // GUARDED_BY(uploads_mu_), by upload id
-  uint64_t next_upload_ = 1;               // GUARDED_BY(uploads_mu_)
+  mutable bucketfs::SharedMutex mu_;
+  std::map<std::string, Bucket> buckets_ GUARDED_BY(mu_);
+  mutable bucketfs::Mutex uploads_mu_ ACQUIRED_BEFORE(mu_);
+  std::map<std::string, Upload> uploads_ GUARDED_BY(uploads_mu_);  // by upload id
+  uint64_t next_upload_ GUARDED_BY(uploads_mu_) = 1;
 };
 
 }  // namespace s3sim
