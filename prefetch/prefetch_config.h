@@ -21,18 +21,15 @@ struct PrefetchConfig {
   // bytes. Off: it doubles every half window read, to its cap. Direct-I/O
   // mounts turn it off: their reader sends one READ at a time and the window
   // is its only readahead, so it seldom waits at the moment a read is planned
-  // and its window stayed at two parts (6-17% slower seq1 on s3sim, issue 5).
+  // and its window would stay at two parts.
   bool grow_only_when_reads_wait = true;
   // A read this far beyond the prefetched frontier still continues the stream
   // (the gap is simply not fetched); further is a seek.
   uint64_t max_forward_skip = 64ull << 20;
   // A read this far behind the stream position keeps the stream, and parts
   // this far behind it are kept: the kernel issues readahead out of order
-  // from several threads. With the mount's 16 MiB readahead, late READs were
-  // measured up to 22 MiB behind the furthest one (issue 5). A reader that
-  // calls posix_fadvise(SEQUENTIAL) (fio does by default) doubles its
-  // readahead to 32 MiB: with 32 MiB here its late READs were taken for seeks
-  // (10 stream starts and 2.2x the bytes fetched for a 1 GiB file). Four
+  // from several threads, late READs lag the furthest one by more than the
+  // readahead, and posix_fadvise(SEQUENTIAL) doubles that readahead: four
   // times the mount's readahead covers both. A part every page of which was
   // read goes at once (ReadCoverage): only parts read partly are kept.
   uint64_t backward_tolerance = 64ull << 20;
