@@ -112,26 +112,12 @@ int RunFuseSession(std::shared_ptr<s3::ObjectClient> client, const FsConfig& con
     return 1;
   }
   if (!components.readers && config.prefetch) {
-    prefetch::PrefetchConfig pc;
-    pc.part_size = config.read_part_size;
-    pc.budget_bytes = config.max_memory;
-    // A random read's GET on the FUSE thread that asked for it, which waits
-    // for it anyway: no handoff to a transport thread and back to a reply
-    // thread. Off by default: rand4k (16 in flight, loaded 2-core VM) on
-    // s3rver cost the mount 15-30% less CPU per read with it, but on s3sim
-    // it lost 25-40% of the IOPS (transport threads batch several fast
-    // completions per wakeup; a FUSE thread waits for one) (issue 5).
-    // Two threads stay free for other requests.
-    pc.max_fetches_on_caller =
-        std::clamp(config.gets_on_fuse_threads, 0, std::max(0, mount.max_threads - 2));
-    if (config.direct_io) {
-      // No kernel readahead: READs of one descriptor come one at a time, in
-      // order, so no late READ needs the parts behind the reader (kept for
-      // the page cache's out-of-order readahead, 64 MiB per stream).
-      pc.backward_tolerance = 2 * pc.part_size;
-      // The window is that reader's only readahead (prefetch_config.h).
-      pc.grow_only_when_reads_wait = false;
-    }
+    const prefetch::PrefetchConfig pc =
+        prefetch::MountPrefetchConfig({.direct_io = config.direct_io,
+                                       .part_size = config.read_part_size,
+                                       .budget_bytes = config.max_memory,
+                                       .fuse_threads = mount.max_threads,
+                                       .gets_on_fuse_threads = config.gets_on_fuse_threads});
     auto prefetcher = std::make_shared<prefetch::Prefetcher>(
         pc, std::make_shared<prefetch::ObjectClientRangeSource>(client));
     spdlog::info("read-ahead memory budget {} MiB", prefetcher->budget().limit() >> 20);
