@@ -3,8 +3,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cstdlib>
+
 #include "fuse/fs_handles.h"
-#include "fuse/staged_writer.h"
 
 namespace bucketfs::fs {
 namespace {
@@ -21,17 +22,11 @@ NameCache::Options NameCacheOptions(const FsConfig& c) {
 }  // namespace
 
 Filesystem::Filesystem(std::shared_ptr<s3::ObjectClient> client, FsConfig config,
-                       std::shared_ptr<FileReaderFactory> readers,
-                       std::shared_ptr<FileWriterFactory> writers)
+                       FsComponents components)
     : client_(std::move(client)),
       config_(std::move(config)),
-      readers_(readers ? std::move(readers) : MakeDirectReaderFactory(client_)),
-      writers_(writers
-                   ? std::move(writers)
-                   : MakeStagedWriterFactory(
-                         client_,
-                         WriterOptions{config_.write_part_size, config_.max_upload_parts_in_flight},
-                         DefaultStagingDir(config_.cache_dir), config_.max_upload_memory)),
+      readers_(std::move(components.readers)),
+      writers_(std::move(components.writers)),
       mount_time_(std::chrono::system_clock::now()),
       inodes_(config_.bucket, config_.bucket.empty() ? std::string() : config_.prefix),
       names_(NameCacheOptions(config_)),
@@ -44,7 +39,12 @@ Filesystem::Filesystem(std::shared_ptr<s3::ObjectClient> client, FsConfig config
                                                                       config_.max_pending_uploads)
                                    : nullptr),
       // Every FUSE thread's LIST, and a few listings for lookups beside them.
-      lookup_pool_(std::make_unique<WorkerPool>(config_.max_threads + 4)) {}
+      lookup_pool_(std::make_unique<WorkerPool>(config_.max_threads + 4)) {
+  if (!client_ || !readers_ || !writers_) {
+    spdlog::critical("Filesystem built without an S3 client, a read path or a write-back");
+    std::abort();
+  }
+}
 
 Filesystem::~Filesystem() = default;
 

@@ -89,13 +89,17 @@ struct SetAttrRequest {
 using DirFiller = std::function<bool(const std::string& name, const struct stat& attr,
                                      const Entry* entry, off_t next_offset)>;
 
+// The read path and the write-back the core serves files through; the
+// composition root (mount-tools/mount_wiring.h) chooses them.
+struct FsComponents {
+  std::shared_ptr<FileReaderFactory> readers;
+  std::shared_ptr<FileWriterFactory> writers;
+};
+
 class Filesystem {
  public:
-  // `readers`/`writers` default to direct ranged GETs and the sequential
-  // multipart writer.
-  Filesystem(std::shared_ptr<s3::ObjectClient> client, FsConfig config,
-             std::shared_ptr<FileReaderFactory> readers = nullptr,
-             std::shared_ptr<FileWriterFactory> writers = nullptr);
+  // REQUIRES: client, components.readers and components.writers are set.
+  Filesystem(std::shared_ptr<s3::ObjectClient> client, FsConfig config, FsComponents components);
   ~Filesystem();
   Filesystem(const Filesystem&) = delete;
   Filesystem& operator=(const Filesystem&) = delete;

@@ -3,8 +3,9 @@
 // Order matters: parse (exit 2 on a usage error) -> check the mountpoint and
 // resolve the client configuration (exit 1, nothing started yet) -> detach
 // (fork while single-threaded) -> in the serving process: logging, the S3
-// client, the bucket check, then RunFuseSession, whose mount result travels
-// back to the waiting parent. With -f every step runs in this process.
+// client, the bucket check, the components (mount_wiring.h), then
+// RunFuseSession, whose mount result travels back to the waiting parent. With -f every step runs in
+// this process.
 #include <malloc.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -14,12 +15,13 @@
 #include <string>
 #include <vector>
 
-#include "fuse/fuse_session.h"
+#include "fuse-adapter/fuse_session.h"
 #include "mount-tools/commands.h"
 #include "mount-tools/daemonize.h"
 #include "mount-tools/logging.h"
 #include "mount-tools/mount_checks.h"
 #include "mount-tools/mount_options.h"
+#include "mount-tools/mount_wiring.h"
 #include "mount-tools/upload_cleanup.h"
 #include "s3/client_config.h"
 #include "s3/credentials.h"
@@ -32,13 +34,10 @@ using ReportFn = std::function<void(const Status&)>;
 
 std::string Describe(const MountOptions& o) { return o.source + " at " + o.fuse.mountpoint; }
 
-// Every ranged GET makes curl allocate its receive buffer (512 KiB) and free
-// it at the end, and the fetch path frees request-sized blocks all the time.
-// With glibc's dynamic thresholds those blocks go back to the kernel (munmap
-// or heap trim) and are faulted in again, page by page, on the next transfer:
-// measured 45-55K page faults per GiB read, 1.4-1.9 CPU-s/GiB, against 10-14K
-// and 0.8-1.1 with fixed thresholds (issue 5). Blocks below 4 MiB come from
-// the heap and up to 64 MiB of free heap top stays mapped. Part buffers are
+// curl allocates and frees a 512 KiB receive buffer per ranged GET; with
+// glibc's dynamic thresholds such blocks go back to the kernel and are
+// faulted in again on the next transfer, so blocks below 4 MiB come from the
+// heap and up to 64 MiB of free heap top stays mapped. Part buffers are
 // mapped on their own (prefetch/buffer_pool.h) and are not affected.
 void TuneAllocatorForStreaming() {
   mallopt(M_MMAP_THRESHOLD, 4 << 20);
@@ -74,8 +73,9 @@ int Serve(const MountOptions& options, const s3::ClientConfig& client_config, co
   // Metadata cache records are keyed by server: the endpoint, or AWS's region.
   fs_config.cache_scope = client_config.endpoint_url.empty() ? "aws:" + client_config.region
                                                              : client_config.endpoint_url;
+  std::unique_ptr<fs::Filesystem> filesystem = BuildFilesystem(std::move(client), fs_config);
   bool mounted = false;
-  int code = fs::RunFuseSession(client, fs_config, options.fuse, [&](Status result) {
+  int code = fs::RunFuseSession(*filesystem, options.fuse, [&](Status result) {
     if (result.ok()) {
       mounted = true;
       report(result);

@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "fuse/fs_config.h"
-#include "fuse/fuse_session.h"
+#include "fuse-adapter/fuse_session.h"
 #include "s3/client_config.h"
 #include "s3/result.h"
 

@@ -10,9 +10,18 @@
 #include <vector>
 
 #include "fuse/filesystem.h"
+#include "fuse/staged_writer.h"
 #include "fuse/testing/fake_object_client.h"
 
 namespace bucketfs::fs::testing {
+
+// The staged write-back as the mount configures it from `config`.
+inline std::shared_ptr<FileWriterFactory> StagedWritersFor(
+    const std::shared_ptr<s3::ObjectClient>& client, const FsConfig& config) {
+  return MakeStagedWriterFactory(
+      client, WriterOptions{config.write_part_size, config.max_upload_parts_in_flight},
+      DefaultStagingDir(config.cache_dir), config.max_upload_memory);
+}
 
 struct DirEntryView {
   std::string name;
@@ -31,7 +40,9 @@ class FsTest : public ::testing::Test {
   // (Re)creates the filesystem with `config` (bucket defaults to kBucket).
   Filesystem& Mount(FsConfig config = {}) {
     if (config.bucket.empty() && !all_buckets_) config.bucket = kBucket;
-    fs_ = std::make_unique<Filesystem>(client_, config);
+    fs_ = std::make_unique<Filesystem>(
+        client_, config,
+        FsComponents{MakeDirectReaderFactory(client_), StagedWritersFor(client_, config)});
     return *fs_;
   }
 

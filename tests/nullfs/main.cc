@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "fuse/fuse_adapter.h"
-#include "fuse/mount_readahead.h"
+#include "fuse-adapter/fuse_adapter.h"
+#include "fuse-adapter/mount_readahead.h"
 #include "tests/nullfs/null_fs.h"
 
 namespace {

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "fuse/fuse_adapter.h"  // WantTransportSettings, kMaxIo: the same as bucketfs
+#include "fuse-adapter/fuse_adapter.h"  // WantTransportSettings, kMaxIo: the same as bucketfs
 
 namespace nullfs {
 namespace {

@@ -1,4 +1,4 @@
-#include "fuse/mount_readahead.h"
+#include "fuse-adapter/mount_readahead.h"
 
 #include <cerrno>
 #include <cstring>

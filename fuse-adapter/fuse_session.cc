@@ -1,6 +1,6 @@
 // RunFuseSession: mount, serve on libfuse's multithreaded loop, finish
 // uploads, unmount (see fuse_session.h).
-#include "fuse/fuse_session.h"
+#include "fuse-adapter/fuse_session.h"
 
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
@@ -11,20 +11,13 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "fuse-adapter/fuse_adapter.h"
+#include "fuse-adapter/init_flags_io.h"
+#include "fuse-adapter/mount_readahead.h"
 #include "fuse/filesystem.h"
-#include "fuse/fuse_adapter.h"
-#include "fuse/init_flags_io.h"
-#include "fuse/mount_readahead.h"
-#include "fuse/prefetch_reader.h"
-#include "prefetch/object_client_range_source.h"
 
 namespace bucketfs::fs {
 namespace {
-
-// Threads that answer READs which waited for a fetch (prefetch_reader.h):
-// each reply through the page cache is a copy of up to 1 MiB by the kernel,
-// and a part of 8 MiB completes several at once.
-constexpr int kReplyThreads = 4;
 
 bool HasOption(const std::vector<std::string>& options, const std::string& name) {
   return std::any_of(options.begin(), options.end(), [&](const std::string& o) {
@@ -94,14 +87,9 @@ Status CheckMountpoint(const std::string& path) {
 
 }  // namespace
 
-int RunFuseSession(std::shared_ptr<s3::ObjectClient> client, const FsConfig& config,
-                   const FuseMountOptions& mount, std::function<void(Status)> on_mount_result) {
-  return RunFuseSession(std::move(client), config, mount, std::move(on_mount_result), {});
-}
-
-int RunFuseSession(std::shared_ptr<s3::ObjectClient> client, const FsConfig& config,
-                   const FuseMountOptions& mount, std::function<void(Status)> on_mount_result,
-                   FsComponents components) {
+int RunFuseSession(Filesystem& fs, const FuseMountOptions& mount,
+                   std::function<void(Status)> on_mount_result) {
+  const FsConfig& config = fs.config();
   auto report = [&](Status s) {
     if (on_mount_result) on_mount_result(std::move(s));
     on_mount_result = nullptr;
@@ -111,21 +99,6 @@ int RunFuseSession(std::shared_ptr<s3::ObjectClient> client, const FsConfig& con
     report(s);
     return 1;
   }
-  if (!components.readers && config.prefetch) {
-    const prefetch::PrefetchConfig pc =
-        prefetch::MountPrefetchConfig({.direct_io = config.direct_io,
-                                       .part_size = config.read_part_size,
-                                       .budget_bytes = config.max_memory,
-                                       .fuse_threads = mount.max_threads,
-                                       .gets_on_fuse_threads = config.gets_on_fuse_threads});
-    auto prefetcher = std::make_shared<prefetch::Prefetcher>(
-        pc, std::make_shared<prefetch::ObjectClientRangeSource>(client));
-    spdlog::info("read-ahead memory budget {} MiB", prefetcher->budget().limit() >> 20);
-    components.readers = MakePrefetchReaderFactory(std::move(prefetcher), kReplyThreads);
-  }
-  // Null writers: the Filesystem makes its default, the staged write-back.
-  Filesystem fs(std::move(client), config, std::move(components.readers),
-                std::move(components.writers));
 
   // Canonical now: after the mount, resolving it would wait on our own root.
   std::string canonical = mount.mountpoint;

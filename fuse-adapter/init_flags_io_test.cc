@@ -1,4 +1,4 @@
-#include "fuse/init_flags_io.h"
+#include "fuse-adapter/init_flags_io.h"
 
 #include <gtest/gtest.h>
 #include <linux/fuse.h>

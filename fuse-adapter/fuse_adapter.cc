@@ -1,5 +1,5 @@
 // The libfuse3 adapter: a few lines per callback (see fuse_adapter.h).
-#include "fuse/fuse_adapter.h"
+#include "fuse-adapter/fuse_adapter.h"
 
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
@@ -8,8 +8,8 @@
 #include <memory>
 #include <vector>
 
+#include "fuse-adapter/init_flags_io.h"
 #include "fuse/filesystem.h"
-#include "fuse/init_flags_io.h"
 
 namespace bucketfs::fs {
 namespace {

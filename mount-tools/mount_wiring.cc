@@ -1,0 +1,50 @@
+#include "mount-tools/mount_wiring.h"
+
+#include <spdlog/spdlog.h>
+
+#include "fuse/prefetch_reader.h"
+#include "fuse/staged_writer.h"
+#include "prefetch/object_client_range_source.h"
+#include "prefetch/prefetcher.h"
+
+namespace bucketfs::tools {
+namespace {
+
+// Threads that answer READs which waited for a fetch (fuse/prefetch_reader.h):
+// each reply through the page cache is a copy of up to 1 MiB by the kernel,
+// and a part of 8 MiB completes several at once.
+constexpr int kReplyThreads = 4;
+
+std::shared_ptr<fs::FileReaderFactory> BuildReaders(const std::shared_ptr<s3::ObjectClient>& client,
+                                                    const fs::FsConfig& config) {
+  if (!config.prefetch) return fs::MakeDirectReaderFactory(client);
+  const prefetch::PrefetchConfig pc =
+      prefetch::MountPrefetchConfig({.direct_io = config.direct_io,
+                                     .part_size = config.read_part_size,
+                                     .budget_bytes = config.max_memory,
+                                     .fuse_threads = config.max_threads,
+                                     .gets_on_fuse_threads = config.gets_on_fuse_threads});
+  auto prefetcher = std::make_shared<prefetch::Prefetcher>(
+      pc, std::make_shared<prefetch::ObjectClientRangeSource>(client));
+  spdlog::info("read-ahead memory budget {} MiB", prefetcher->budget().limit() >> 20);
+  return fs::MakePrefetchReaderFactory(std::move(prefetcher), kReplyThreads);
+}
+
+}  // namespace
+
+fs::FsComponents BuildComponents(const std::shared_ptr<s3::ObjectClient>& client,
+                                 const fs::FsConfig& config) {
+  return fs::FsComponents{
+      .readers = BuildReaders(client, config),
+      .writers = fs::MakeStagedWriterFactory(
+          client, fs::WriterOptions{config.write_part_size, config.max_upload_parts_in_flight},
+          fs::DefaultStagingDir(config.cache_dir), config.max_upload_memory)};
+}
+
+std::unique_ptr<fs::Filesystem> BuildFilesystem(std::shared_ptr<s3::ObjectClient> client,
+                                                const fs::FsConfig& config) {
+  fs::FsComponents components = BuildComponents(client, config);
+  return std::make_unique<fs::Filesystem>(std::move(client), config, std::move(components));
+}
+
+}  // namespace bucketfs::tools

@@ -1,0 +1,24 @@
+// The composition root of a mount: the one place that builds the read path,
+// the write-back and the filesystem core over one S3 client and wires them
+// together as the mount's options ask. The FUSE session only runs what this
+// built (fuse-adapter/fuse_session.h).
+#pragma once
+
+#include <memory>
+
+#include "fuse/filesystem.h"
+#include "fuse/fs_config.h"
+#include "s3/object_client.h"
+
+namespace bucketfs::tools {
+
+// Reads through the prefetcher (or one ranged GET per read when
+// config.prefetch is false), writes through the staged write-back.
+// REQUIRES: client != nullptr
+fs::FsComponents BuildComponents(const std::shared_ptr<s3::ObjectClient>& client,
+                                 const fs::FsConfig& config);
+
+std::unique_ptr<fs::Filesystem> BuildFilesystem(std::shared_ptr<s3::ObjectClient> client,
+                                                const fs::FsConfig& config);
+
+}  // namespace bucketfs::tools
