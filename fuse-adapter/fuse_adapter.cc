@@ -139,7 +139,7 @@ void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 }
 
 void Read(fuse_req_t req, fuse_ino_t /*ino*/, size_t size, off_t off, fuse_file_info* fi) {
-  Fs(req).ReadAsync(fi->fh, static_cast<uint64_t>(off), size,
+  Fs(req).ServeRead(fi->fh, static_cast<uint64_t>(off), size,
                     [req](const Error* error, std::span<const std::span<const std::byte>> data) {
                       if (error != nullptr) return ReplyError(req, *error);
                       std::vector<iovec> iov;

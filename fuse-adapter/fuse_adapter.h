@@ -8,6 +8,8 @@
 
 #include <cstdint>
 
+#include "prefetch/prefetch_config.h"
+
 namespace bucketfs::fs {
 
 class Filesystem;
@@ -21,10 +23,9 @@ struct SessionData {
 };
 
 // The kernel readahead the adapter asks for at INIT (see mount_readahead.h;
-// the session sets the mount's BDI to the same value before INIT). Sequential
-// readers then get several 1 MiB READs in flight instead of one 128 KiB read
-// at a time; NFS uses 15 MiB for the same reason.
-inline constexpr uint32_t kMaxReadahead = 16u << 20;
+// the session sets the mount's BDI to the same value before INIT): the one
+// the read path's policy assumes.
+inline constexpr uint32_t kMaxReadahead = prefetch::kKernelReadahead;
 
 // Largest READ and WRITE: libfuse 3.14's limit of 256 pages. The session's
 // max_read mount option must carry the same value.

@@ -9,7 +9,7 @@
 
 namespace bucketfs::fs {
 
-void FileReader::ReadAsync(uint64_t offset, size_t size, ReadDone done) {
+void FileReader::ReadSegments(uint64_t offset, size_t size, ReadDone done) {
   thread_local std::vector<std::byte> buffer;
   if (buffer.size() < size) buffer.resize(size);
   auto r = Read(offset, std::span(buffer.data(), size));
@@ -28,13 +28,7 @@ class DirectReader : public FileReader {
   Result<size_t> Read(uint64_t offset, std::span<std::byte> dest) override {
     if (offset >= version_.size || dest.empty()) return size_t{0};
     const uint64_t length = std::min<uint64_t>(dest.size(), version_.size - offset);
-    s3::GetObjectParams p;
-    p.bucket = version_.bucket;
-    p.key = version_.key;
-    p.offset = offset;
-    p.length = length;
-    p.if_match = version_.etag;
-    auto r = client_->GetObject(p, dest.first(length));
+    auto r = client_->GetObject(s3::PinnedRangeGet(version_, offset, length), dest.first(length));
     if (!r.ok()) {
       spdlog::warn("GetObject s3://{}/{} [{}, +{}): {}", version_.bucket, version_.key, offset,
                    length, r.error().ToString());

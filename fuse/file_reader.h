@@ -12,21 +12,15 @@
 #include <functional>
 #include <memory>
 #include <span>
-#include <string>
 #include <vector>
 
 #include "s3/object_client.h"
+#include "s3/object_version.h"
 #include "s3/result.h"
 
 namespace bucketfs::fs {
 
-// One version of one object, as seen when the file was opened.
-struct ObjectVersion {
-  std::string bucket;
-  std::string key;
-  std::string etag;  // may be empty when the store sends none
-  uint64_t size = 0;
-};
+using s3::ObjectVersion;
 
 // The bytes of one read as segments, valid only while the callback runs
 // (so the FUSE edge can reply without copying). `error` is null on success.
@@ -39,9 +33,10 @@ class FileReader {
   // Reads up to dest.size() bytes at `offset`; returns the count, 0 at or
   // past the end of the object. Called from several threads at once.
   virtual Result<size_t> Read(uint64_t offset, std::span<std::byte> dest) = 0;
-  // Asynchronous form; `done` runs exactly once, on this thread or another.
-  // The default calls Read on this thread.
-  virtual void ReadAsync(uint64_t offset, size_t size, ReadDone done);
+  // Reads up to `size` bytes at `offset` and hands them to `done` as segments
+  // where they lie (no copy into a caller's buffer); `done` runs exactly once,
+  // on this thread or another. The default calls Read on this thread.
+  virtual void ReadSegments(uint64_t offset, size_t size, ReadDone done);
 };
 
 class FileReaderFactory {
@@ -51,7 +46,7 @@ class FileReaderFactory {
   // The files likely to be opened next, nearest first (file-level prefetch).
   // The default ignores them.
   virtual void HintNextFiles(const std::vector<ObjectVersion>& /*next*/) {}
-  // Returns once every ReadAsync answer of this factory's readers was given.
+  // Returns once every ReadSegments answer of this factory's readers was given.
   // The mount calls it (through Filesystem::Shutdown) before its FUSE session
   // is destroyed: a read still waiting for a fetch when a signal ended the
   // loop would otherwise answer on a freed session.

@@ -124,8 +124,8 @@ class Filesystem {
   // --- Reading (fs_read.cc); `flags` are open(2) flags, `pid` the caller's
   Result<OpenedFile> Open(Ino ino, int flags, pid_t pid = 0);
   Result<size_t> Read(uint64_t fh, uint64_t offset, std::span<std::byte> dest);
-  // Zero-copy form (see FileReader::ReadAsync); `done` runs exactly once.
-  void ReadAsync(uint64_t fh, uint64_t offset, size_t size, ReadDone done);
+  // Serves a FUSE read with the handle's ReadSegments; `done` runs exactly once.
+  void ServeRead(uint64_t fh, uint64_t offset, size_t size, ReadDone done);
   // Final close of a handle: commits a pending upload (its error is logged).
   void Release(uint64_t fh);
 

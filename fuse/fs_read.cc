@@ -81,18 +81,19 @@ Result<size_t> Filesystem::Read(uint64_t fh, uint64_t offset, std::span<std::byt
   return h->reader->Read(offset, dest);
 }
 
-void Filesystem::ReadAsync(uint64_t fh, uint64_t offset, size_t size, ReadDone done) {
+void Filesystem::ServeRead(uint64_t fh, uint64_t offset, size_t size, ReadDone done) {
   auto h = GetFile(fh);
   if (!h || !h->reader) {
     const Error e = MakeError(EBADF, "BadHandle", "file is not open for reading");
     return done(&e, {});
   }
   // The handle stays alive until the read completes.
-  h->reader->ReadAsync(offset, size,
-                       [h, done = std::move(done)](
-                           const Error* error, std::span<const std::span<const std::byte>> data) {
-                         done(error, data);
-                       });
+  h->reader->ReadSegments(
+      offset, size,
+      [h, done = std::move(done)](const Error* error,
+                                  std::span<const std::span<const std::byte>> data) {
+        done(error, data);
+      });
 }
 
 Status Filesystem::CommitHandle(FileHandle& h) {

@@ -14,7 +14,7 @@ class PrefetchReader : public FileReader {
   // `replies` (may be null: reply on the completing thread) outlives every
   // fetch of the reader (see PrefetchReaderFactory's destructor).
   PrefetchReader(std::shared_ptr<prefetch::Prefetcher> prefetcher,
-                 std::unique_ptr<prefetch::ObjectReader> reader, base::TaskRunner* replies)
+                 std::shared_ptr<prefetch::ObjectReader> reader, base::TaskRunner* replies)
       : prefetcher_(std::move(prefetcher)), reader_(std::move(reader)), replies_(replies) {}
   ~PrefetchReader() override {
     reader_->Close();
@@ -36,28 +36,17 @@ class PrefetchReader : public FileReader {
     return r;
   }
 
-  void ReadAsync(uint64_t offset, size_t size, ReadDone done) override {
+  void ReadSegments(uint64_t offset, size_t size, ReadDone done) override {
     const std::thread::id caller = std::this_thread::get_id();
-    reader_->ReadAsync(
+    reader_->ReadFromParts(
         offset, size,
         [this, offset, size, caller, done = std::move(done)](Result<prefetch::ReadData> r) mutable {
           if (replies_ == nullptr || std::this_thread::get_id() == caller) {
             return Reply(offset, size, done, r);
           }
-          // Completed by a fetch, on a transport thread. Through the page
-          // cache the reply is a copy the kernel makes into new page-cache
-          // pages; with 8 readers most READs wait for their part, and the
-          // two transport threads spent 67-83% of their time in those
-          // copies (writev) instead of draining their sockets: the p90 of
-          // an 8 MiB GET on s3sim-shaped was 0.57-0.65 s, 0.24-0.27 s with
-          // the replies here (issue 5). Small replies too: answering 4 KiB
-          // O_DIRECT READs on the transport thread saved a context switch
-          // and ~15 us of CPU per READ, yet lost IOPS on rand4k (s3sim, 2
-          // loaded cores: base ahead in 11 of 15 alternating runs, harness
-          // 0.78-0.80x of the direct client vs 0.56-0.63x). Not proven
-          // why; likely the woken reader often preempts the replying
-          // thread, which a reply thread can afford and a transport thread
-          // with other sockets to drain cannot.
+          // Completed by a fetch, on a transport thread: a reply through the
+          // page cache is a copy by the kernel, which that thread must not
+          // make while its other sockets wait to be drained.
           auto pending = std::make_shared<std::pair<ReadDone, Result<prefetch::ReadData>>>(
               std::move(done), std::move(r));
           replies_->Post([this, offset, size, pending] {
@@ -82,7 +71,7 @@ class PrefetchReader : public FileReader {
   }
 
   const std::shared_ptr<prefetch::Prefetcher> prefetcher_;  // outlives reader_
-  const std::unique_ptr<prefetch::ObjectReader> reader_;
+  const std::shared_ptr<prefetch::ObjectReader> reader_;
   base::TaskRunner* const replies_;
 };
 
@@ -101,8 +90,7 @@ class PrefetchReaderFactory : public FileReaderFactory {
   PrefetchReaderFactory& operator=(const PrefetchReaderFactory&) = delete;
 
   std::unique_ptr<FileReader> Open(const ObjectVersion& v) override {
-    return std::make_unique<PrefetchReader>(
-        prefetcher_, prefetcher_->Open({v.bucket, v.key, v.etag, v.size}), replies_.get());
+    return std::make_unique<PrefetchReader>(prefetcher_, prefetcher_->Open(v), replies_.get());
   }
   void Quiesce() override {
     // No fetch completes after WaitIdle, so nothing is posted to replies_
@@ -111,10 +99,7 @@ class PrefetchReaderFactory : public FileReaderFactory {
     if (replies_) replies_->Drain();
   }
   void HintNextFiles(const std::vector<ObjectVersion>& next) override {
-    std::vector<prefetch::ObjectVersion> versions;
-    versions.reserve(next.size());
-    for (const auto& v : next) versions.push_back({v.bucket, v.key, v.etag, v.size});
-    prefetcher_->HintNextFiles(versions);
+    prefetcher_->HintNextFiles(next);
   }
 
  private:

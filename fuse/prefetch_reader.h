@@ -1,7 +1,7 @@
 // Readers backed by the prefetcher (prefetch/): sequential streams with a
 // growing window, random reads with a floor, small objects fetched whole,
 // all within one memory budget per mount. Reads answer with the prefetch
-// buffers themselves (ReadAsync), so the FUSE edge replies without a copy.
+// buffers themselves (ReadSegments), so the FUSE edge replies without a copy.
 #pragma once
 
 #include <memory>

@@ -70,18 +70,18 @@ class PrefetchReaderRepliesTest : public ::testing::Test {
   // null) blocks the reply until it is ready.
   static void Read(FileReader& reader, uint64_t offset, size_t size, std::promise<Reply>& out,
                    std::shared_future<void> hold = {}) {
-    reader.ReadAsync(offset, size,
-                     [&out, offset, size, hold](const Error* e,
-                                                std::span<const std::span<const std::byte>> data) {
-                       Reply r{std::this_thread::get_id(), e == nullptr};
-                       uint64_t pos = offset;
-                       for (const auto& seg : data) {
-                         for (std::byte b : seg) r.ok = r.ok && b == ByteAt(pos++);
-                       }
-                       r.ok = r.ok && pos == offset + size;
-                       if (hold.valid()) hold.wait();
-                       out.set_value(r);
-                     });
+    reader.ReadSegments(offset, size,
+                        [&out, offset, size, hold](
+                            const Error* e, std::span<const std::span<const std::byte>> data) {
+                          Reply r{std::this_thread::get_id(), e == nullptr};
+                          uint64_t pos = offset;
+                          for (const auto& seg : data) {
+                            for (std::byte b : seg) r.ok = r.ok && b == ByteAt(pos++);
+                          }
+                          r.ok = r.ok && pos == offset + size;
+                          if (hold.valid()) hold.wait();
+                          out.set_value(r);
+                        });
   }
 
   // Closes the reader, then completes what its window still has in flight

@@ -27,7 +27,7 @@ class PrefetchReaderTest : public FsTest {
         FsComponents{MakePrefetchReaderFactory(prefetcher), MakeStagedWriterFactory(client_, config)});
   }
 
-  // Reads the whole file with ReadAsync in `chunk` steps, gathering segments.
+  // Reads the whole file with ServeRead in `chunk` steps, gathering segments.
   std::string ReadAllAsync(Ino ino, size_t chunk) {
     auto opened = fs_->Open(ino, O_RDONLY);
     EXPECT_TRUE(opened.ok());
@@ -35,7 +35,7 @@ class PrefetchReaderTest : public FsTest {
     for (;;) {
       bool called = false, failed = false;
       size_t got = 0;
-      fs_->ReadAsync(opened->fh, out.size(), chunk,
+      fs_->ServeRead(opened->fh, out.size(), chunk,
                      [&](const Error* e, std::span<const std::span<const std::byte>> data) {
                        called = true;
                        failed = e != nullptr;

@@ -2,10 +2,9 @@
 // and allocates the large ones so that faulting them in is cheap.
 //
 // A part buffer is written once by the fetch (curl's receive buffer copied in)
-// and then served. Measured on the 2-core VM (issue 5): with malloc'd 8 MiB
-// buffers (a fresh mmap each, faulted 4 KiB at a time) page faults were a
-// quarter of the daemon's CPU on a sequential read. So buffers of at least
-// kHugeBufferBytes are mapped directly, 2 MiB aligned, with transparent huge
+// and then served. A fresh malloc'd buffer of several MiB is faulted in 4 KiB
+// at a time, which costs a sequential reader much of its CPU, so buffers of
+// at least kHugeBufferBytes are mapped directly, 2 MiB aligned, with transparent huge
 // pages advised and populated in one call (a handful of faults, not
 // thousands); a reused buffer costs nothing. A buffer in use is charged to
 // the budget for all it holds (HeldBytes: a stream's 4 MiB part in an 8 MiB

@@ -47,8 +47,7 @@ void IssueFetch(const FetchContext& ctx, const ObjectVersion& object, PartPtr pa
         ctx.on_caller.fetch_add(1, std::memory_order_relaxed) < ctx.config.max_fetches_on_caller;
     if (!on_caller) ctx.on_caller.fetch_sub(1, std::memory_order_relaxed);
   }
-  // `ctx` outlives a fetch on the caller: the reader that issued it holds
-  // the context, and `after` holds the reader.
+  // `ctx` outlives a fetch on the caller: `after` holds the context.
   auto finish = [&ctx, on_caller, tracker = ctx.tracker, part = std::move(part),
                  after = std::move(after)](Status s) mutable {
     PartPtr p = std::move(part);

@@ -28,33 +28,19 @@ void ObjectClientRangeSource::Fetch(const ObjectVersion& object, uint64_t offset
     done(Status::Ok());
     return;
   }
-  s3::GetObjectParams p;
-  p.bucket = object.bucket;
-  p.key = object.key;
-  p.offset = offset;
-  p.length = dest.size();
-  p.if_match = object.etag;  // empty: the store gave no ETag, nothing to pin
+  s3::GetObjectParams p = s3::PinnedRangeGet(object, offset, dest.size());
   p.run_on_caller = on_caller;
-  const uint64_t want = dest.size();
-  client_->GetObjectAsync(
-      p, dest,
-      [done = std::move(done), want, key = object.key, offset](Result<s3::GetObjectResult> r) {
-        if (!r.ok()) {
-          Error e = r.error();
-          // The object changed since open: whatever the classifier said, the
-          // file read fails with EIO (never ENOENT halfway through a file).
-          if (e.code == "PreconditionFailed" || e.http_status == 412) e.errno_value = EIO;
-          done(std::move(e));
-          return;
-        }
-        if (r->bytes != want) {
-          done(MakeError(EIO, "ShortRead",
-                         "GET " + key + " at " + std::to_string(offset) + " returned " +
-                             std::to_string(r->bytes) + " of " + std::to_string(want) + " bytes"));
-          return;
-        }
-        done(Status::Ok());
-      });
+  client_->GetObjectAsync(p, dest, [done = std::move(done)](Result<s3::GetObjectResult> r) {
+    if (!r.ok()) {
+      Error e = r.error();
+      // The object changed since open: whatever the classifier said, the
+      // file read fails with EIO (never ENOENT halfway through a file).
+      if (e.code == "PreconditionFailed" || e.http_status == 412) e.errno_value = EIO;
+      done(std::move(e));
+      return;
+    }
+    done(Status::Ok());  // a ranged GET succeeds only with every byte asked for
+  });
 }
 
 }  // namespace bucketfs::prefetch

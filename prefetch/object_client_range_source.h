@@ -1,7 +1,8 @@
 // ObjectClientRangeSource: the real RangeSource — one ranged GetObjectAsync
 // per fetch, the body streamed by the S3 client straight into the part buffer,
 // with If-Match: <etag seen at open> so a changed object fails the read (EIO)
-// instead of mixing two versions. A body shorter than asked is an error too.
+// instead of mixing two versions. A body shorter than asked fails in the
+// client (GetObjectParams).
 #pragma once
 
 #include <memory>

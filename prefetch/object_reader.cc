@@ -1,24 +1,71 @@
+// ObjectReader: planning a read under the lock, then fetching and answering
+// without it; the whole-object mode; fetch completion; close.
 #include "prefetch/object_reader.h"
 
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
 #include <future>
 #include <utility>
 
-#include "prefetch/reader_core.h"
-
 namespace bucketfs::prefetch {
 
-ObjectReader::ObjectReader(std::shared_ptr<internal::ReaderCore> core) : core_(std::move(core)) {}
+ObjectReader::ObjectReader(std::shared_ptr<const internal::FetchContext> ctx, ObjectVersion object,
+                           PartPtr adopted_whole)
+    : ctx_(std::move(ctx)),
+      cfg_(ctx_->config),
+      object_(std::move(object)),
+      mode_(object_.size < cfg_.small_object_threshold ? Mode::kWhole : Mode::kRandom),
+      whole_(std::move(adopted_whole)),
+      window_(cfg_.initial_window),
+      locality_(cfg_.random_floor, cfg_.random_cache_blocks) {}
 
 ObjectReader::~ObjectReader() { Close(); }
 
-void ObjectReader::ReadAsync(uint64_t offset, size_t size, ReadCallback done) {
-  core_->ReadAsync(offset, size, std::move(done));
+void ObjectReader::ReadFromParts(uint64_t offset, uint64_t size, ReadCallback done) {
+  Plan plan;
+  uint64_t end = offset;
+  bool closed = false;
+  {
+    std::lock_guard lock(mu_);
+    closed = closed_;
+    if (!closed && offset < object_.size && size > 0) {
+      end = offset + std::min<uint64_t>(size, object_.size - offset);
+      switch (mode_) {
+        case Mode::kWhole:
+          PlanWhole(plan);
+          break;
+        case Mode::kRandom:
+          PlanRandom(offset, end, plan);
+          break;
+        case Mode::kSequential:
+          PlanSequential(offset, end, plan);
+          break;
+      }
+      in_flight_ += static_cast<int>(plan.to_fetch.size());
+      any_read_ = true;
+      ++stats_.reads;
+      for (const auto& p : plan.needed) {
+        if (!p->done()) {
+          ++stats_.waited_reads;
+          break;
+        }
+      }
+    }
+  }
+  // Callbacks and the source run without mu_ (either may re-enter the reader).
+  if (closed) {
+    done(MakeError(EBADF, "ReaderClosed", "read after close of " + object_.key));
+    return;
+  }
+  Issue(plan.to_fetch, plan.for_caller);
+  Serve(std::move(plan.needed), offset, end, std::move(done));
 }
 
 Result<size_t> ObjectReader::Read(uint64_t offset, std::span<std::byte> out) {
   std::promise<Result<size_t>> promise;
   auto future = promise.get_future();
-  core_->ReadAsync(offset, out.size(), [&promise, out](Result<ReadData> r) {
+  ReadFromParts(offset, out.size(), [&promise, out](Result<ReadData> r) {
     if (!r.ok()) {
       promise.set_value(r.error());
       return;
@@ -28,10 +75,145 @@ Result<size_t> ObjectReader::Read(uint64_t offset, std::span<std::byte> out) {
   return future.get();
 }
 
-void ObjectReader::Close() { core_->Close(); }
+void ObjectReader::PlanWhole(Plan& plan) {
+  if (!whole_ || whole_->failed()) {
+    whole_ = NewPart(0, object_.size, /*demand=*/true);
+    plan.to_fetch.push_back(whole_);
+  }
+  plan.needed.push_back(whole_);
+}
 
-const ObjectVersion& ObjectReader::object() const { return core_->object(); }
+PartPtr ObjectReader::NewPart(uint64_t offset, uint64_t len, bool demand) {
+  // The budget counts the buffer the part will hold, not just its bytes.
+  const uint64_t held = Part::HeldBytes(len, ctx_->pool.get());
+  if (!ctx_->budget->TryReserve(held)) {
+    if (!demand) return nullptr;
+    ctx_->budget->ForceReserve(held);
+    stats_.forced_bytes += held;
+  }
+  ++stats_.fetches;
+  stats_.bytes_fetched += len;
+  return std::make_shared<Part>(offset, len, ctx_->budget, ctx_->pool);
+}
 
-ReaderStats ObjectReader::stats() const { return core_->stats(); }
+void ObjectReader::NoteRereadFetch(uint64_t o, uint64_t e, const PartPtr& fetched) {
+  if (!consumed_.Overlaps(o, e)) return;
+  ++stats_.rereads;
+  stats_.reread_bytes_fetched += fetched->size();
+}
+
+void ObjectReader::Issue(std::vector<PartPtr>& to_fetch, bool for_caller) {
+  for (auto& p : to_fetch) {
+    // The completion holds the context, not the reader: a reader dropped
+    // while its fetches are in flight closes at once.
+    internal::IssueFetch(
+        *ctx_, object_, std::move(p),
+        [reader = weak_from_this(), ctx = ctx_](const PartPtr& part, Status s) {
+          if (auto self = reader.lock()) {
+            self->OnFetchDone(part, std::move(s));
+          } else {
+            part->Complete(std::move(s));
+          }
+        },
+        for_caller);
+  }
+  to_fetch.clear();
+}
+
+void ObjectReader::OnFetchDone(const PartPtr& part, Status s) {
+  std::vector<PartPtr> to_fetch;
+  {
+    std::lock_guard lock(mu_);
+    --in_flight_;
+    if (!s.ok()) {
+      // Not cached: the next read that needs these bytes fetches them again.
+      auto it = seq_parts_.find(part->offset());
+      if (it != seq_parts_.end() && it->second == part) seq_parts_.erase(it);
+      std::erase(blocks_, part);
+      if (whole_ == part) whole_.reset();
+    } else if (!closed_ && mode_ == Mode::kSequential) {
+      if (cfg_.grow_only_when_reads_wait && starved_ && window_ < WindowCap()) GrowOnWait();
+      FillWindow(to_fetch, part.get());
+    }
+    in_flight_ += static_cast<int>(to_fetch.size());
+  }
+  part->Complete(std::move(s));
+  Issue(to_fetch);
+}
+
+namespace {
+
+struct PendingRead {
+  std::vector<PartPtr> parts;
+  uint64_t offset = 0;
+  uint64_t end = 0;
+  ReadCallback done;
+  std::atomic<size_t> remaining{0};
+
+  void Finish() {
+    for (const auto& p : parts) {
+      if (p->failed()) {
+        done(p->status().error());
+        return;
+      }
+    }
+    ReadData data;
+    uint64_t pos = offset;
+    for (const auto& p : parts) {
+      if (!p->Contains(pos)) break;
+      const uint64_t stop = std::min(end, p->end());
+      data.Add(p->bytes(pos, stop - pos), p);
+      pos = stop;
+    }
+    if (pos != end) {
+      done(MakeError(EIO, "PrefetchCoverage", "internal error: read not covered by parts"));
+      return;
+    }
+    done(std::move(data));
+  }
+};
+
+}  // namespace
+
+void ObjectReader::Serve(std::vector<PartPtr> needed, uint64_t o, uint64_t e, ReadCallback done) {
+  auto pr = std::make_shared<PendingRead>();
+  pr->parts = std::move(needed);
+  pr->offset = o;
+  pr->end = e;
+  pr->done = std::move(done);
+  pr->remaining.store(pr->parts.size(), std::memory_order_relaxed);
+  if (pr->parts.empty()) {
+    pr->Finish();
+    return;
+  }
+  for (const auto& p : pr->parts) {
+    p->OnDone([pr] {
+      if (pr->remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) pr->Finish();
+    });
+  }
+}
+
+void ObjectReader::Close() {
+  std::map<uint64_t, PartPtr> seq;
+  std::deque<PartPtr> blocks;
+  PartPtr whole;
+  {
+    std::lock_guard lock(mu_);
+    if (!closed_) LeaveStream();
+    closed_ = true;
+    seq.swap(seq_parts_);
+    blocks.swap(blocks_);
+    whole.swap(whole_);
+  }
+  // Buffers are freed here, outside the lock.
+}
+
+ReaderStats ObjectReader::stats() const {
+  std::lock_guard lock(mu_);
+  ReaderStats s = stats_;
+  s.window = window_;
+  s.sequential = mode_ == Mode::kSequential;
+  return s;
+}
 
 }  // namespace bucketfs::prefetch

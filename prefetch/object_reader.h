@@ -1,12 +1,12 @@
 // ObjectReader: the read side of one open file, made by Prefetcher::Open.
 //
 // Reads may come concurrently from several FUSE threads, in any order (the
-// kernel issues readahead out of order). ReadAsync never blocks: `done` runs
-// inline when the bytes are already in memory, else on the thread that
+// kernel issues readahead out of order). ReadFromParts never blocks: `done`
+// runs inline when the bytes are already in memory, else on the thread that
 // completes the last fetch they need. The answer points into the prefetch
 // buffers (ReadData pins them), so the FUSE edge replies without a copy:
 //
-//   reader->ReadAsync(off, size, [req](Result<ReadData> r) {
+//   reader->ReadFromParts(off, size, [req](Result<ReadData> r) {
 //     if (!r.ok()) { fuse_reply_err(req, r.error().errno_value); return; }
 //     std::vector<iovec> iov;  // one entry per r->segments()
 //     ...
@@ -16,23 +16,63 @@
 // Reads at or past the end of the object return empty data; reads crossing it
 // are cut short. Errors carry their errno (EIO when the object changed since
 // open: every fetch carries If-Match with the ETag seen at open).
+//
+// Three modes:
+//  - whole:      objects below small_object_threshold are fetched in one GET on
+//                first read (or adopted from a file-level hint) and served from
+//                that one part until close (object_reader.cc).
+//  - sequential: a stream of parts [.., frontier_) ahead of the reader
+//                (object_reader_stream.cc). The window (the stream's bytes in
+//                flight) starts at initial_window and doubles on every read
+//                that waits for its bytes and on every completion after one
+//                did (otherwise at most once per half window read, past two
+//                parts only when grow_only_when_reads_wait is off), up to
+//                max_window / active streams (at least two parts), as far as
+//                the budget allows; parts are min(part_size, window) long, at
+//                most max_parts_in_flight are in flight, and parts done but not
+//                yet read may add a quarter window ahead of the furthest read
+//                end (a part that arrives early frees its slot at once). Reads
+//                inside [stream_pos - backward_tolerance, frontier +
+//                max_forward_skip] keep the stream (a single read outside is
+//                served on the side; two in a row are a seek); a part is
+//                released once every page of it was read (ReadCoverage), else
+//                once it ends more than backward_tolerance behind the stream
+//                position, except the last one (late out-of-order READs still
+//                find theirs). Each stream keeps at most its fair share of the
+//                budget (limit / active streams, minus one part) scheduled ahead.
+//  - random:     after a seek (object_reader_random.cc). Each read is served by
+//                one block of at least random_floor bytes (aligned when the
+//                read fits in one aligned block) while reads land near recent
+//                ones, else by its pages alone (RandomLocality); the last
+//                random_cache_blocks blocks are kept. Runs of
+//                sequential_trigger consecutive requests restart a stream.
+//
+// Invariants: parts in seq_parts_ never overlap; a range is never fetched twice
+// while a part for it is held or in flight (reads wait on the existing part);
+// a failed part is dropped at once, so the next read that needs it fetches it
+// again. Locks: mu_ only; it is never held while calling the source or a read
+// callback, or while completing a part. Fetches in flight do not keep the
+// reader alive: dropping the last reference closes it at once.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <span>
+#include <vector>
 
+#include "prefetch/consumed_ranges.h"
+#include "prefetch/fetch_context.h"
 #include "prefetch/part.h"
+#include "prefetch/random_locality.h"
 #include "prefetch/range_source.h"
 #include "s3/result.h"
 
 namespace bucketfs::prefetch {
-
-namespace internal {
-class ReaderCore;
-}
 
 using ReadCallback = std::function<void(Result<ReadData>)>;
 
@@ -56,15 +96,18 @@ struct ReaderStats {
   uint64_t reread_bytes_fetched = 0;
 };
 
-class ObjectReader {
+class ObjectReader : public std::enable_shared_from_this<ObjectReader> {
  public:
-  explicit ObjectReader(std::shared_ptr<internal::ReaderCore> core);
+  // `adopted_whole` (may be null): a whole-object part fetched ahead of open.
+  ObjectReader(std::shared_ptr<const internal::FetchContext> ctx, ObjectVersion object,
+               PartPtr adopted_whole);
   ~ObjectReader();  // Close()
   ObjectReader(const ObjectReader&) = delete;
   ObjectReader& operator=(const ObjectReader&) = delete;
 
-  // Reads up to `size` bytes at `offset`. Thread-safe.
-  void ReadAsync(uint64_t offset, size_t size, ReadCallback done);
+  // Reads up to `size` bytes at `offset` from the parts that hold them,
+  // fetching those not yet held or in flight. Thread-safe.
+  void ReadFromParts(uint64_t offset, uint64_t size, ReadCallback done);
 
   // Blocking form: copies into `out`, returns the byte count (short at EOF).
   Result<size_t> Read(uint64_t offset, std::span<std::byte> out);
@@ -74,11 +117,81 @@ class ObjectReader {
   // their fetch ends). Later reads fail with EBADF. Idempotent.
   void Close();
 
-  const ObjectVersion& object() const;
+  const ObjectVersion& object() const { return object_; }
   ReaderStats stats() const;
 
  private:
-  std::shared_ptr<internal::ReaderCore> core_;
+  enum class Mode { kWhole, kSequential, kRandom };
+  // Consecutive requests outside the stream's tolerance that make a seek: a
+  // single one is served on the side and keeps the stream.
+  static constexpr int kSeekAfterOutsideReads = 2;
+  struct Plan {
+    std::vector<PartPtr> needed;    // parts covering the read, in offset order
+    std::vector<PartPtr> to_fetch;  // new parts to start once mu_ is released
+    // to_fetch is one random block this read waits for: it may be fetched
+    // on the reading thread (FetchContext::on_caller).
+    bool for_caller = false;
+  };
+
+  // All REQUIRE mu_.
+  void PlanWhole(Plan& plan);
+  void PlanRandom(uint64_t o, uint64_t e, Plan& plan);
+  void PlanSequential(uint64_t o, uint64_t e, Plan& plan);
+  void PlanStreamRead(uint64_t o, uint64_t e, Plan& plan);
+  void PlanBlock(uint64_t o, uint64_t e, Plan& plan);
+  void StartStream(uint64_t from);
+  void LeaveStream();  // sequential -> random or closed
+  void ReleaseBehind();
+  // Drops from the stream the parts every page of which has been read.
+  void ReleaseConsumed(uint64_t o, uint64_t e, const std::vector<PartPtr>& needed);
+  uint64_t WindowCap() const;  // largest window for this stream now
+  bool SeqCovers(uint64_t o, uint64_t e) const;
+  void EnsureCovered(uint64_t o, uint64_t e, Plan& plan);
+  // `finishing`: a part whose fetch just ended (not yet marked done), or null.
+  void FillWindow(std::vector<PartPtr>& to_fetch, const Part* finishing);
+  uint64_t SeqBytesInFlight(const Part* finishing) const;  // stream parts not yet done
+  void GrowOnWait();                                       // doubles the window, up to WindowCap()
+  // A new part with its budget reserved; demand parts may force the budget,
+  // others return null when it refuses.
+  PartPtr NewPart(uint64_t offset, uint64_t len, bool demand);
+  uint64_t StreamPartLen() const;
+  uint64_t AheadCap() const;       // fair share of the budget ahead of this stream
+  uint64_t ActiveStreams() const;  // at least 1
+  // Counts `fetched` as a re-read fetch when the read [o, e) asks again for
+  // bytes of a consumed range.
+  void NoteRereadFetch(uint64_t o, uint64_t e, const PartPtr& fetched);
+
+  // Without mu_.
+  void Issue(std::vector<PartPtr>& to_fetch, bool for_caller = false);
+  void OnFetchDone(const PartPtr& part, Status s);
+  static void Serve(std::vector<PartPtr> needed, uint64_t o, uint64_t e, ReadCallback done);
+
+  const std::shared_ptr<const internal::FetchContext> ctx_;
+  const PrefetchConfig& cfg_;  // ctx_->config
+  const ObjectVersion object_;
+
+  mutable std::mutex mu_;
+  bool closed_ = false;  // guarded by mu_
+  Mode mode_;            // guarded by mu_
+  PartPtr whole_;        // guarded by mu_; kWhole only
+  // Sequential stream; all guarded by mu_.
+  std::map<uint64_t, PartPtr> seq_parts_;  // by offset, non-overlapping
+  uint64_t stream_pos_ = 0;                // furthest read start of the stream
+  uint64_t read_end_ = 0;                  // furthest read end of the stream
+  uint64_t frontier_ = 0;                  // end of the highest part scheduled
+  uint64_t window_ = 0;
+  uint64_t next_grow_ = 0;  // stream_pos_ at which the window may double next
+  bool starved_ = false;    // a read waited for its bytes since the window last grew
+  // Random access; guarded by mu_.
+  std::deque<PartPtr> blocks_;  // most recent first
+  bool any_read_ = false;
+  uint64_t last_end_ = 0;              // end of the previous request
+  int run_ = 0;                        // consecutive sequential requests seen in random mode
+  int outside_ = 0;                    // consecutive requests outside the stream (sequential mode)
+  int in_flight_ = 0;                  // fetches of this reader not yet done
+  ReaderStats stats_;                  // guarded by mu_
+  internal::ConsumedRanges consumed_;  // guarded by mu_
+  RandomLocality locality_;            // sizes random fetches; guarded by mu_
 };
 
 }  // namespace bucketfs::prefetch

@@ -68,7 +68,7 @@ class ObjectReaderTest : public ::testing::Test {
   int ReadWaitingForStore(ObjectReader& r, uint64_t off, uint64_t len) {
     auto answer = std::make_shared<std::promise<Result<ReadData>>>();
     auto got = answer->get_future();
-    r.ReadAsync(off, len, [answer](Result<ReadData> d) { answer->set_value(std::move(d)); });
+    r.ReadFromParts(off, len, [answer](Result<ReadData> d) { answer->set_value(std::move(d)); });
     while (got.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
       if (!src_->CompleteOldestPaused()) {
         ADD_FAILURE() << "the read at " << off << " waits for no fetch";
@@ -142,7 +142,8 @@ TEST_F(ObjectReaderTest, AsyncReadAcrossPartsIsZeroCopySegments) {
   ASSERT_EQ(ReadAndCheck(*r, 0, 64 * kKiB), 0);
   // [1 MiB - 4 KiB, 1 MiB + 4 KiB) straddles the first two parts.
   std::promise<Result<ReadData>> p;
-  r->ReadAsync(kMiB - 4 * kKiB, 8 * kKiB, [&p](Result<ReadData> d) { p.set_value(std::move(d)); });
+  r->ReadFromParts(kMiB - 4 * kKiB, 8 * kKiB,
+                   [&p](Result<ReadData> d) { p.set_value(std::move(d)); });
   Result<ReadData> d = p.get_future().get();
   ASSERT_TRUE(d.ok());
   ASSERT_EQ(d->segments().size(), 2u);
@@ -234,8 +235,8 @@ TEST_F(ObjectReaderTest, FetchesForTheCallerAreCappedAcrossReaders) {
   // caller, the second is over the cap and goes through FetchAsync.
   src_->SetPaused(true);
   std::promise<Result<ReadData>> pa, pb;
-  a->ReadAsync(60 * kMiB, 4 * kKiB, [&pa](Result<ReadData> d) { pa.set_value(std::move(d)); });
-  b->ReadAsync(30 * kMiB, 4 * kKiB, [&pb](Result<ReadData> d) { pb.set_value(std::move(d)); });
+  a->ReadFromParts(60 * kMiB, 4 * kKiB, [&pa](Result<ReadData> d) { pa.set_value(std::move(d)); });
+  b->ReadFromParts(30 * kMiB, 4 * kKiB, [&pb](Result<ReadData> d) { pb.set_value(std::move(d)); });
   auto fetches = src_->fetches();
   ASSERT_EQ(fetches.size(), 2u);
   EXPECT_TRUE(fetches[0].for_caller);
@@ -423,7 +424,7 @@ TEST_F(ObjectReaderTest, EachStreamGetsItsShareOfTheWindow) {
   cfg_.max_window = 64 * kMiB;
   Init(128 * kMiB);
   src_->SetLatency(std::chrono::milliseconds(5));
-  std::vector<std::unique_ptr<ObjectReader>> readers;
+  std::vector<std::shared_ptr<ObjectReader>> readers;
   for (int i = 0; i < 4; ++i) readers.push_back(pf_->Open(obj_));
   for (auto& r : readers) ASSERT_EQ(ReadAndCheck(*r, 0, kMiB), 0);  // 4 streams
   for (uint64_t off = kMiB; off < data().size(); off += kMiB) {
@@ -536,7 +537,7 @@ TEST_F(ObjectReaderTest, BudgetCountsThePooledBufferAShortPartHolds) {
   auto r = pf_->Open(obj_);
   src_->SetPaused(true);
   std::promise<Result<ReadData>> p;
-  r->ReadAsync(0, 128 * kKiB, [&p](Result<ReadData> d) { p.set_value(std::move(d)); });
+  r->ReadFromParts(0, 128 * kKiB, [&p](Result<ReadData> d) { p.set_value(std::move(d)); });
   const auto fetches = src_->fetches();
   ASSERT_FALSE(fetches.empty());
   EXPECT_EQ(fetches[0].size, 4 * kMiB);
@@ -588,7 +589,7 @@ TEST_F(ObjectReaderTest, CloseWithFetchesInFlightReleasesWhenTheyEnd) {
   ASSERT_EQ(ReadAndCheck(*r, 0, 128 * kKiB), 0);
   src_->SetPaused(true);
   std::promise<Result<ReadData>> p;
-  r->ReadAsync(3 * kMiB, 128 * kKiB, [&p](Result<ReadData> d) { p.set_value(std::move(d)); });
+  r->ReadFromParts(3 * kMiB, 128 * kKiB, [&p](Result<ReadData> d) { p.set_value(std::move(d)); });
   r.reset();  // close while fetches are held by the network
   src_->SetPaused(false);
   Result<ReadData> d = p.get_future().get();  // the read in progress still completes
@@ -633,8 +634,9 @@ TEST_F(ObjectReaderTest, FailedPartFailsItsReadsAndALaterReadRetries) {
   src_->SetPaused(true);
   // Two reads waiting on the first part [0, 1 MiB), which will fail.
   std::promise<Result<ReadData>> p1, p2;
-  r->ReadAsync(0, 128 * kKiB, [&p1](Result<ReadData> d) { p1.set_value(std::move(d)); });
-  r->ReadAsync(512 * kKiB, 128 * kKiB, [&p2](Result<ReadData> d) { p2.set_value(std::move(d)); });
+  r->ReadFromParts(0, 128 * kKiB, [&p1](Result<ReadData> d) { p1.set_value(std::move(d)); });
+  r->ReadFromParts(512 * kKiB, 128 * kKiB,
+                   [&p2](Result<ReadData> d) { p2.set_value(std::move(d)); });
   src_->SetPaused(false);
   Result<ReadData> d1 = p1.get_future().get();
   Result<ReadData> d2 = p2.get_future().get();

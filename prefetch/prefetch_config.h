@@ -1,11 +1,19 @@
-// PrefetchConfig: the read path's knobs, built once by the mount command and
-// then never changed. Defaults are the starting numbers of DESIGN.md ("Numbers
-// we start from"); every one of them is meant to be measured and tuned.
+// PrefetchConfig: the read path's knobs, built once by the mount's
+// composition root (MountPrefetchConfig) and then never changed. Defaults are
+// the starting numbers of DESIGN.md ("Numbers we start from"); every one of
+// them is meant to be measured and tuned. This header is the one place of the
+// readahead policy: the knobs, their defaults, what a mount changes, and the
+// kernel readahead they assume.
 #pragma once
 
 #include <cstdint>
 
 namespace bucketfs::prefetch {
+
+// The kernel readahead a page-cache mount asks for (FUSE INIT max_readahead
+// and the mount's read_ahead_kb): sequential readers then get several 1 MiB
+// READs in flight instead of one 128 KiB READ at a time.
+inline constexpr uint32_t kKernelReadahead = 16u << 20;
 
 struct PrefetchConfig {
   // --- Sequential streams
@@ -21,21 +29,18 @@ struct PrefetchConfig {
   // bytes. Off: it doubles every half window read, to its cap. Direct-I/O
   // mounts turn it off: their reader sends one READ at a time and the window
   // is its only readahead, so it seldom waits at the moment a read is planned
-  // and its window stayed at two parts (6-17% slower seq1 on s3sim, issue 5).
+  // and its window would stay at two parts.
   bool grow_only_when_reads_wait = true;
   // A read this far beyond the prefetched frontier still continues the stream
   // (the gap is simply not fetched); further is a seek.
   uint64_t max_forward_skip = 64ull << 20;
   // A read this far behind the stream position keeps the stream, and parts
   // this far behind it are kept: the kernel issues readahead out of order
-  // from several threads. With the mount's 16 MiB readahead, late READs were
-  // measured up to 22 MiB behind the furthest one (issue 5). A reader that
-  // calls posix_fadvise(SEQUENTIAL) (fio does by default) doubles its
-  // readahead to 32 MiB: with 32 MiB here its late READs were taken for seeks
-  // (10 stream starts and 2.2x the bytes fetched for a 1 GiB file). Four
+  // from several threads, late READs lag the furthest one by more than the
+  // readahead, and posix_fadvise(SEQUENTIAL) doubles that readahead: four
   // times the mount's readahead covers both. A part every page of which was
   // read goes at once (ReadCoverage): only parts read partly are kept.
-  uint64_t backward_tolerance = 64ull << 20;
+  uint64_t backward_tolerance = 4ull * kKernelReadahead;
 
   // --- Random access
   // Smallest ranged GET of a random read while random reads come near recent
@@ -64,5 +69,21 @@ struct PrefetchConfig {
   // the kernel never zeroes) a new buffer.
   uint64_t buffer_pool_bytes = 256ull << 20;
 };
+
+// What a mount's options decide about its read path.
+struct MountReadSettings {
+  // Every open file bypasses the page cache: no kernel readahead, and the
+  // READs of one descriptor come one at a time, in order.
+  bool direct_io = false;
+  uint64_t part_size = PrefetchConfig{}.part_size;
+  uint64_t budget_bytes = 0;  // 0 = MemoryBudget::DefaultBudgetBytes()
+  int fuse_threads = 16;      // threads of the FUSE loop
+  // Random blocks wanted on the FUSE thread that waits for them (0: never).
+  int gets_on_fuse_threads = 0;
+};
+
+// The PrefetchConfig of a mount: the defaults above, with what its settings
+// change.
+PrefetchConfig MountPrefetchConfig(const MountReadSettings& settings);
 
 }  // namespace bucketfs::prefetch

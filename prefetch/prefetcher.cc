@@ -5,7 +5,6 @@
 
 #include "prefetch/fetch_context.h"
 #include "prefetch/hint_cache.h"
-#include "prefetch/reader_core.h"
 
 namespace bucketfs::prefetch {
 
@@ -43,13 +42,12 @@ Prefetcher::~Prefetcher() {
   ctx_->tracker->WaitIdle();
 }
 
-std::unique_ptr<ObjectReader> Prefetcher::Open(const ObjectVersion& object) {
+std::shared_ptr<ObjectReader> Prefetcher::Open(const ObjectVersion& object) {
   PartPtr adopted;
   if (object.size > 0 && object.size < ctx_->config.small_object_threshold) {
     adopted = hints_->Take(object);
   }
-  return std::make_unique<ObjectReader>(
-      std::make_shared<internal::ReaderCore>(ctx_, object, std::move(adopted)));
+  return std::make_shared<ObjectReader>(ctx_, object, std::move(adopted));
 }
 
 void Prefetcher::HintNextFiles(const std::vector<ObjectVersion>& next) { hints_->Hint(next); }

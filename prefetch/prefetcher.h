@@ -1,7 +1,7 @@
 // Prefetcher: the read path of one mount. It owns what all open files share —
 // the immutable PrefetchConfig, the MemoryBudget for every prefetched byte,
 // the RangeSource — and makes one ObjectReader per open file (see
-// object_reader.h for how a reader streams, and reader_core.h for the modes).
+// object_reader.h for how a reader streams and its modes).
 //
 // File-level prefetch: readers of many small files in directory order open
 // them one after another, each open paying a full time-to-first-byte. The FUSE
@@ -61,8 +61,9 @@ class Prefetcher {
   Prefetcher& operator=(const Prefetcher&) = delete;
 
   // A reader for one version of one object. Nothing is fetched before the
-  // first read (unless the version was hinted).
-  std::unique_ptr<ObjectReader> Open(const ObjectVersion& object);
+  // first read (unless the version was hinted). Dropping the last reference
+  // closes the reader.
+  std::shared_ptr<ObjectReader> Open(const ObjectVersion& object);
 
   // The files likely to be opened next, nearest first (see the header
   // comment). Cheap to call on every open; already hinted versions are skipped.

@@ -99,7 +99,7 @@ TEST_F(PrefetcherHintTest, OpenWhileTheHintIsInFlightWaitsForIt) {
   pf_->HintNextFiles({files_[7]});
   auto r = pf_->Open(files_[7]);
   std::promise<bool> done;
-  r->ReadAsync(0, 1 << 20, [&](Result<ReadData> d) {
+  r->ReadFromParts(0, 1 << 20, [&](Result<ReadData> d) {
     std::vector<std::byte> got(d.ok() ? d->size() : 0);
     if (d.ok()) d->CopyTo(got);
     done.set_value(d.ok() && got == data_[7]);

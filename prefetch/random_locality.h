@@ -1,12 +1,10 @@
 // RandomLocality: whether a reader's random reads land near each other,
-// which decides how much a random read fetches (ReaderCore::PlanBlock).
+// which decides how much a random read fetches (ObjectReader::PlanBlock).
 //
 // A random read fetches at least random_floor bytes (its aligned block) so
 // that the next reads near it are served from memory. That pays only when
-// reads come back to the blocks of recent ones. 4 KiB O_DIRECT reads spread
-// over a 1 GiB file never did: each fetched 64 KiB to use 4 KiB, sixteen times
-// the bytes of the direct client's GET for the same read, in the server, the
-// socket and a copy into the part (issue 5).
+// reads come back to the blocks of recent ones: small reads spread over a
+// large file would each fetch the floor to use a page of it.
 //
 // So the floor is used while it could help: for the first kWindow random reads
 // of a file, and while at least kNearReads of the last kWindow reads fell in

@@ -13,24 +13,14 @@
 #include <cstdint>
 #include <functional>
 #include <span>
-#include <string>
 #include <utility>
 
+#include "s3/object_version.h"
 #include "s3/result.h"
 
 namespace bucketfs::prefetch {
 
-// One version of one object, as seen when the file was opened.
-struct ObjectVersion {
-  std::string bucket;
-  std::string key;
-  std::string etag;  // as the server sent it; empty when the store gave none
-  uint64_t size = 0;
-
-  bool SameVersion(const ObjectVersion& o) const {
-    return bucket == o.bucket && key == o.key && etag == o.etag && size == o.size;
-  }
-};
+using s3::ObjectVersion;
 
 class RangeSource {
  public:

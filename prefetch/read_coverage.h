@@ -5,10 +5,10 @@
 // Through the page cache the kernel asks for each page once (a READ per
 // readahead chunk, page aligned, possibly out of order from several threads):
 // once every page of a part was requested, no late READ can need it, and its
-// buffer can go back to the pool at once (8 streams kept 64 MiB each behind
-// them, 512 MiB of buffers, issue 5). A page counts only when a single read
-// covers it whole, so unaligned reads (direct I/O at odd sizes) never
-// complete a part early: they fall back to the distance rule.
+// buffer can go back to the pool at once instead of being kept behind every
+// stream. A page counts only when a single read covers it whole, so unaligned
+// reads (direct I/O at odd sizes) never complete a part early: they fall back
+// to the distance rule.
 //
 // Not thread-safe: the reader that owns the part guards it with its lock.
 #pragma once

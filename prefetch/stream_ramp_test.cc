@@ -33,31 +33,31 @@ class StreamRampTest : public ::testing::Test {
   }
 
   // Starts a read that is answered once its parts arrive.
-  void ReadAsync(uint64_t offset, uint64_t size) {
+  void StartRead(uint64_t offset, uint64_t size) {
     auto answer = std::make_shared<std::promise<Result<ReadData>>>();
     answers_.push_back(answer->get_future());
-    reader_->ReadAsync(offset, size,
-                       [answer](Result<ReadData> d) { answer->set_value(std::move(d)); });
+    reader_->ReadFromParts(offset, size,
+                           [answer](Result<ReadData> d) { answer->set_value(std::move(d)); });
   }
 
   PrefetchConfig cfg_;
   std::shared_ptr<FakeRangeSource> src_ = std::make_shared<FakeRangeSource>();
   ObjectVersion obj_;
   std::unique_ptr<Prefetcher> pf_;
-  std::unique_ptr<ObjectReader> reader_;
+  std::shared_ptr<ObjectReader> reader_;
   std::vector<std::future<Result<ReadData>>> answers_;
 };
 
 TEST_F(StreamRampTest, ReadsThatWaitReachFullDepthWithinOneRoundTrip) {
   Init(256 * kMiB);
   // The kernel's first readahead: a few 1 MiB READs at once, all waiting.
-  for (uint64_t i = 0; i < 4; ++i) ReadAsync(i * kMiB, kMiB);
+  for (uint64_t i = 0; i < 4; ++i) StartRead(i * kMiB, kMiB);
   ASSERT_FALSE(src_->fetches().empty());
   EXPECT_EQ(src_->fetches()[0].size, cfg_.initial_window);  // first bytes in one round trip
   EXPECT_GT(src_->in_flight(), 2);                          // several parts at once
   // The first part arrives; the reader reads on and waits again.
   ASSERT_TRUE(src_->CompleteOldestPaused());
-  for (uint64_t i = 4; i < 8; ++i) ReadAsync(i * kMiB, kMiB);
+  for (uint64_t i = 4; i < 8; ++i) StartRead(i * kMiB, kMiB);
   EXPECT_EQ(src_->in_flight(), cfg_.max_parts_in_flight);
   EXPECT_EQ(reader_->stats().forced_bytes, 0u);
 }
@@ -67,7 +67,7 @@ TEST_F(StreamRampTest, APartThatArrivesEarlyFreesItsSlotAtOnce) {
   Init(256 * kMiB);
   // Full depth: reads wait, parts arrive in order.
   for (uint64_t off = 0; off < 32 * kMiB; off += kMiB) {
-    ReadAsync(off, kMiB);
+    StartRead(off, kMiB);
     while (answers_.back().wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
       ASSERT_TRUE(src_->CompleteOldestPaused());
     }
@@ -79,7 +79,7 @@ TEST_F(StreamRampTest, APartThatArrivesEarlyFreesItsSlotAtOnce) {
   const uint64_t oldest = src_->fetches()[fetches - 4].offset;
   // The reader waits for the oldest part while newer ones arrive first: each
   // arrival starts the next part at once, not once the reader gets there.
-  ReadAsync(oldest, kMiB);
+  StartRead(oldest, kMiB);
   for (uint64_t i = 1; i <= 2; ++i) {
     ASSERT_TRUE(src_->CompleteNewestPaused());
     EXPECT_EQ(src_->fetch_count(), fetches + i);

@@ -52,8 +52,9 @@ struct HeadObjectResult {
 struct GetObjectParams {
   std::string bucket, key;
   // When set, exactly [offset, offset+length) is requested; dest.size() must
-  // equal length. Unset: the whole object, dest must be large enough and the
-  // result tells how many bytes were written.
+  // equal length, and the GET fails (EIO "ShortBody") unless all of it came,
+  // so callers need not check GetObjectResult::bytes. Unset: the whole object, dest must be large
+  // enough and the result tells how many bytes were written.
   std::optional<uint64_t> offset;
   std::optional<uint64_t> length;
   std::string if_match;  // fail with EIO-class PreconditionFailed if changed

@@ -115,13 +115,6 @@ std::optional<uint64_t> ContentLength(const HttpHeaders& headers);
 // Last-Modified (HTTP date); epoch when absent or unparseable.
 Timestamp LastModified(const HttpHeaders& headers);
 
-// "bytes first-last/total" (total may be "*").
-struct ContentRange {
-  uint64_t first = 0, last = 0;
-  std::optional<uint64_t> total;
-};
-std::optional<ContentRange> ParseContentRange(std::string_view value);
-
 // EINVAL "InvalidArgument" naming the operation.
 Error InvalidArgument(std::string_view operation, std::string_view what);
 

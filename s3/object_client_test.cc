@@ -25,21 +25,6 @@ TEST(ObjectClientHelpersTest, ContentMd5AndCopySource) {
             "/src/dir/a%20b%2Bc%25d%3F%23%E2%82%AC");
 }
 
-TEST(ObjectClientHelpersTest, ParseContentRange) {
-  auto r = ParseContentRange("bytes 10-19/100");
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->first, 10u);
-  EXPECT_EQ(r->last, 19u);
-  EXPECT_EQ(r->total, 100u);
-  auto star = ParseContentRange("bytes 0-0/*");
-  ASSERT_TRUE(star);
-  EXPECT_FALSE(star->total);
-  EXPECT_FALSE(ParseContentRange("bytes 10-9/100"));
-  EXPECT_FALSE(ParseContentRange("bytes 10-19/15"));
-  EXPECT_FALSE(ParseContentRange("items 0-1/2"));
-  EXPECT_FALSE(ParseContentRange("bytes */100"));
-}
-
 TEST_F(ObjectClientTest, HeadObjectReadsHeaders) {
   fake_.AddResponse("HEAD", "/bkt/dir/file.bin",
                     FakeResponse{200,

@@ -1,32 +1,13 @@
 // Header, digest and validation helpers shared by the ObjectClient files.
 #include <openssl/evp.h>
 
-#include <cctype>
-#include <charconv>
-
 #include "s3/crc32c.h"
+#include "s3/http_header_values.h"
 #include "s3/object_client_impl.h"
 #include "s3/sigv4_signer.h"
 #include "s3/time_util.h"
 
 namespace bucketfs::s3::object_client_internal {
-namespace {
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
-std::optional<uint64_t> ParseU64(std::string_view s) {
-  s = Trim(s);
-  uint64_t v = 0;
-  const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (s.empty() || ec != std::errc() || ptr != s.data() + s.size()) return std::nullopt;
-  return v;
-}
-
-}  // namespace
 
 std::string ContentMd5(std::span<const std::byte> data) {
   unsigned char digest[EVP_MAX_MD_SIZE];
@@ -73,35 +54,13 @@ std::string HeaderOr(const HttpHeaders& headers, std::string_view name) {
 std::optional<uint64_t> ContentLength(const HttpHeaders& headers) {
   const std::string* v = FindHeader(headers, "Content-Length");
   if (!v) return std::nullopt;
-  return ParseU64(*v);
+  return ParseHeaderNumber(*v);
 }
 
 Timestamp LastModified(const HttpHeaders& headers) {
   const std::string* v = FindHeader(headers, "Last-Modified");
   if (!v) return Timestamp{};
   return ParseHttpDate(*v).value_or(Timestamp{});
-}
-
-std::optional<ContentRange> ParseContentRange(std::string_view value) {
-  value = Trim(value);
-  constexpr std::string_view kUnit = "bytes ";
-  if (value.substr(0, kUnit.size()) != kUnit) return std::nullopt;
-  value.remove_prefix(kUnit.size());
-  const size_t dash = value.find('-');
-  const size_t slash = value.find('/');
-  if (dash == std::string_view::npos || slash == std::string_view::npos || dash > slash) {
-    return std::nullopt;
-  }
-  auto first = ParseU64(value.substr(0, dash));
-  auto last = ParseU64(value.substr(dash + 1, slash - dash - 1));
-  if (!first || !last || *last < *first) return std::nullopt;
-  ContentRange r{*first, *last, std::nullopt};
-  const std::string_view total = Trim(value.substr(slash + 1));
-  if (total != "*") {
-    r.total = ParseU64(total);
-    if (!r.total || *r.total <= *last) return std::nullopt;
-  }
-  return r;
 }
 
 Error InvalidArgument(std::string_view operation, std::string_view what) {

@@ -13,11 +13,11 @@
 #include "s3/s3_executor.h"
 
 #include <algorithm>
-#include <charconv>
 #include <future>
 #include <limits>
 #include <utility>
 
+#include "s3/http_header_values.h"
 #include "s3/sigv4_signer.h"
 
 namespace bucketfs::s3 {
@@ -30,30 +30,6 @@ Error ProtocolError(std::string code, std::string message) {
   Error e = MakeError(EIO, std::move(code), std::move(message));
   e.retryable = false;
   return e;
-}
-
-// Parses "bytes a-b/total" (total may be '*'); false when malformed.
-bool ParseContentRange(std::string_view v, uint64_t& first, uint64_t& last, uint64_t& total,
-                       bool& total_known) {
-  if (!v.starts_with("bytes ")) return false;
-  v.remove_prefix(6);
-  const size_t dash = v.find('-');
-  const size_t slash = v.find('/');
-  if (dash == std::string_view::npos || slash == std::string_view::npos || slash < dash) {
-    return false;
-  }
-  auto num = [](std::string_view s, uint64_t& out) {
-    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-    return ec == std::errc() && p == s.data() + s.size() && !s.empty();
-  };
-  if (!num(v.substr(0, dash), first) || !num(v.substr(dash + 1, slash - dash - 1), last)) {
-    return false;
-  }
-  const std::string_view t = v.substr(slash + 1);
-  total_known = t != "*";
-  total = 0;
-  if (total_known && !num(t, total)) return false;
-  return first <= last;
 }
 
 }  // namespace
@@ -163,26 +139,26 @@ class S3Executor::AttemptHandler : public HttpResponseHandler {
     const std::string* cr = FindHeader(headers, "Content-Range");
     if (status == 200 && asked_first_ == 0 && op_->delivered == 0) {
       const std::string* cl = FindHeader(headers, "Content-Length");
-      uint64_t len = 0;
-      if (cl && std::from_chars(cl->data(), cl->data() + cl->size(), len).ec == std::errc() &&
-          len <= asked_last_ - asked_first_ + 1) {
-        limit_ = len;
+      const std::optional<uint64_t> len = cl ? ParseHeaderNumber(*cl) : std::nullopt;
+      if (len && *len <= asked_last_ - asked_first_ + 1) {
+        limit_ = *len;
         return;
       }
       fail_ = ProtocolError("RangeIgnored", "server answered 200 with more than the asked range");
       return;
     }
-    uint64_t first = 0, last = 0, total = 0;
-    bool total_known = false;
-    if (status != 206 || !cr || !ParseContentRange(*cr, first, last, total, total_known)) {
+    const std::optional<ContentRange> range =
+        status == 206 && cr ? ParseContentRange(*cr) : std::nullopt;
+    if (!range) {
       fail_ = ProtocolError("BadContentRange", "asked bytes " + std::to_string(asked_first_) +
                                                    "-, got HTTP " + std::to_string(status) +
                                                    " Content-Range '" + (cr ? *cr : "") + "'");
       return;
     }
-    const bool full =
-        last == asked_last_ || (asked_last_ == kNoLimit && total_known && last + 1 == total);
-    const bool short_object = total_known && last + 1 == total && last < asked_last_;
+    const auto [first, last, total] = *range;
+    const bool ends_object = total && last + 1 == *total;
+    const bool full = last == asked_last_ || (asked_last_ == kNoLimit && ends_object);
+    const bool short_object = ends_object && last < asked_last_;
     if (first != asked_first_ || last > asked_last_ || !(full || short_object)) {
       fail_ = ProtocolError("BadContentRange", "asked bytes " + std::to_string(asked_first_) + "-" +
                                                    std::to_string(asked_last_) + ", server sent '" +

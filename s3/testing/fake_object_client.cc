@@ -141,6 +141,10 @@ Result<s3::GetObjectResult> FakeObjectClient::GetObject(const s3::GetObjectParam
   uint64_t length = p.length.value_or(o.data.size() - std::min<uint64_t>(offset, o.data.size()));
   if (offset >= o.data.size() && length > 0) return MakeError(EINVAL, "InvalidRange", p.key);
   length = std::min<uint64_t>(length, o.data.size() - offset);
+  if (p.length && length < *p.length) {
+    // As the real client: a ranged GET fills the whole buffer or fails.
+    return MakeError(EIO, "ShortBody", p.key + ": the object ends before the range asked for");
+  }
   if (length > dest.size()) return MakeError(EINVAL, "SmallBuffer", "dest too small");
   std::memcpy(dest.data(), o.data.data() + offset, length);
   return s3::GetObjectResult{length, o.data.size(), o.etag, o.mtime};

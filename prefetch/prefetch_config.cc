@@ -1,0 +1,24 @@
+#include "prefetch/prefetch_config.h"
+
+#include <algorithm>
+
+namespace bucketfs::prefetch {
+
+PrefetchConfig MountPrefetchConfig(const MountReadSettings& settings) {
+  PrefetchConfig pc;
+  pc.part_size = settings.part_size;
+  pc.budget_bytes = settings.budget_bytes;
+  // Two FUSE threads stay free for other requests while the rest wait on
+  // their GETs.
+  pc.max_fetches_on_caller =
+      std::clamp(settings.gets_on_fuse_threads, 0, std::max(0, settings.fuse_threads - 2));
+  if (settings.direct_io) {
+    // No late READ needs the parts behind the reader, and the window is the
+    // reader's only readahead, so it grows without waiting for a read to wait.
+    pc.backward_tolerance = 2 * pc.part_size;
+    pc.grow_only_when_reads_wait = false;
+  }
+  return pc;
+}
+
+}  // namespace bucketfs::prefetch
