@@ -21,8 +21,8 @@
 #include <string_view>
 #include <vector>
 
-#include "fuse/fs_config.h"
 #include "fuse-adapter/fuse_session.h"
+#include "fuse/fs_config.h"
 #include "s3/client_config.h"
 #include "s3/result.h"
 
