@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "base/mutex.h"
+
 namespace bucketfs::upload {
 
 Result<std::unique_ptr<StagedUpload>> StagedUpload::Open(const StagingContext& context,
@@ -31,7 +33,7 @@ StagedUpload::StagedUpload(const StagingContext& context, std::string bucket, st
 }
 
 StagedUpload::~StagedUpload() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (staging_) staging_->Cut();  // nothing reads it again
   if (!committed_) AbortLocked();
   WaitForAllParts();  // completions must not outlive this object
@@ -39,7 +41,7 @@ StagedUpload::~StagedUpload() {
 }
 
 Status StagedUpload::Write(uint64_t offset, std::span<const std::byte> data) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (Status s = CheckWritable(); !s.ok()) return s;
   if (data.empty()) return Status::Ok();
   const uint64_t end = offset + data.size();
@@ -61,7 +63,7 @@ Status StagedUpload::Write(uint64_t offset, std::span<const std::byte> data) {
   }
   modified_ = true;
   {
-    std::lock_guard done(done_mu_);
+    MutexLock done(done_mu_);
     for (int i = first; i <= last; ++i) parts_.Touch(i);
   }
   if (end > size_.load()) size_.store(end, std::memory_order_release);
@@ -70,7 +72,7 @@ Status StagedUpload::Write(uint64_t offset, std::span<const std::byte> data) {
 }
 
 Status StagedUpload::Truncate(uint64_t new_size) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (Status s = CheckWritable(); !s.ok()) return s;
   const uint64_t old_size = size_.load();
   if (new_size == old_size) return Status::Ok();
@@ -91,7 +93,7 @@ Status StagedUpload::Truncate(uint64_t new_size) {
   if (base_ && base_->size > new_size) base_->size = new_size;  // base bytes past the end are gone
   modified_ = true;
   {
-    std::lock_guard done(done_mu_);
+    MutexLock done(done_mu_);
     for (int i = first; i <= last; ++i) {
       parts_.Touch(i);
       parts_.Materialize(i, layout_.Start(i));  // its bytes are all in the staging file
@@ -102,7 +104,7 @@ Status StagedUpload::Truncate(uint64_t new_size) {
 }
 
 Result<CommittedObject> StagedUpload::Commit() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (!committed_) {
     committed_ = CommitLocked();
     WaitForUploads();  // staging writes under way end on their own (the destructor waits)
@@ -113,7 +115,7 @@ Result<CommittedObject> StagedUpload::Commit() {
 }
 
 void StagedUpload::Abort() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (committed_) return;
   staging_->Cut();  // nothing reads it again
   AbortLocked();
@@ -130,13 +132,13 @@ Status StagedUpload::CheckWritable() {
 }
 
 Status StagedUpload::Fail(const Error& e) {
-  std::lock_guard done(done_mu_);
+  MutexLock done(done_mu_);
   parts_.Fail(e);
   return e;
 }
 
 std::optional<Error> StagedUpload::StickyError() {
-  std::lock_guard done(done_mu_);
+  MutexLock done(done_mu_);
   return parts_.first_error();
 }
 
@@ -170,14 +172,14 @@ bool StagedUpload::CanFill(int i, uint64_t at, uint64_t n) {
 }
 
 bool StagedUpload::Untouched(int i) {
-  std::lock_guard done(done_mu_);
+  MutexLock done(done_mu_);
   return parts_.Untouched(i);
 }
 
 // Waits until part `i`'s fill buffer is in the staging file.
 void StagedUpload::WaitStaged(int i) {
-  std::unique_lock done(done_mu_);
-  cv_.wait(done, [&] { return !parts_.StagingPending(i); });
+  MutexLock done(done_mu_);
+  while (!(!parts_.StagingPending(i))) cv_.Wait(done_mu_);
 }
 
 // The end of the base object's bytes in part `i` (its start: none).
@@ -188,7 +190,7 @@ uint64_t StagedUpload::BaseEnd(int i) const {
 }
 
 bool StagedUpload::ExtendsPrefix(int i, uint64_t lo, uint64_t hi) {
-  std::lock_guard done(done_mu_);
+  MutexLock done(done_mu_);
   return parts_.ExtendsPrefix(i, layout_.Start(i), lo, hi, BaseEnd(i));
 }
 
@@ -199,7 +201,7 @@ bool StagedUpload::ExtendsPrefix(int i, uint64_t lo, uint64_t hi) {
 Status StagedUpload::Materialize(int i) {
   std::optional<uint64_t> start;
   {
-    std::lock_guard done(done_mu_);
+    MutexLock done(done_mu_);
     start = parts_.Materialize(i, layout_.Start(i));
   }
   if (!start) return Status::Ok();

@@ -58,14 +58,13 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
 
+#include "base/mutex.h"
 #include "base/thread_annotations.h"
 #include "upload/filled_parts.h"
 #include "upload/multipart_upload.h"
@@ -126,7 +125,9 @@ class StagedUpload {
   // Sending parts (staged_upload_parts.cc). The tasks run on the runner and
   // the stager, and completions on the client's threads: they take only
   // done_mu_.
-  bool Eligible(int i) const REQUIRES(mu_);
+  // Whether part `i` is complete and the latest write (ending at `cursor`)
+  // has moved far enough past it to send it.
+  bool Eligible(int i, uint64_t cursor) const;
   Status Pump(bool all, int limit = 0) REQUIRES(mu_) EXCLUDES(done_mu_);
   Status StartPart(int i, bool final) REQUIRES(mu_) EXCLUDES(done_mu_);
   void SendFilled(const std::shared_ptr<StagingStore>& staging, const std::shared_ptr<Sending>& job,
@@ -168,7 +169,7 @@ class StagedUpload {
   // Serializes Write, Truncate, Commit and Abort; held across S3 calls,
   // staging I/O and waits for upload slots. Lock order: mu_, then the
   // budget's, then done_mu_.
-  std::mutex mu_;
+  Mutex mu_;
   // Null once committed; shared with staging writes that may outlive Commit.
   std::shared_ptr<StagingStore> staging_ GUARDED_BY(mu_);
   std::optional<BaseObject> base_ GUARDED_BY(mu_);
@@ -180,8 +181,8 @@ class StagedUpload {
 
   // Guards what upload completions and staging writes (other threads)
   // touch; never held across a call that may block.
-  std::mutex done_mu_;
-  std::condition_variable cv_;  // a part's upload or staging write ended
+  Mutex done_mu_;
+  CondVar cv_;  // a part's upload or staging write ended
   PartTable parts_ GUARDED_BY(done_mu_);
 };
 

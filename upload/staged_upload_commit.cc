@@ -1,6 +1,7 @@
 // StagedUpload: commit and abort (see staged_upload.h).
 #include <algorithm>
 
+#include "base/mutex.h"
 #include "s3/s3_limits.h"
 #include "upload/staged_upload.h"
 
@@ -30,7 +31,7 @@ Result<CommittedObject> StagedUpload::CommitLocked() {
   if (Status s = SendEveryPart(n); !s.ok()) return Abandon(s.error());
   Result<std::vector<s3::CompletedPart>> parts = std::vector<s3::CompletedPart>();
   {
-    std::lock_guard done(done_mu_);
+    MutexLock done(done_mu_);
     // A staging write that failed before the cut may end only now.
     parts = parts_.first_error() ? Result<std::vector<s3::CompletedPart>>(*parts_.first_error())
                                  : parts_.Completed(n, key_);
@@ -63,7 +64,7 @@ Status StagedUpload::CopyOrStageUntouched(int n) {
     }
     // Untouched but not copyable (a short base tail, or a hole): stage it.
     if (Status s = Materialize(i); !s.ok()) return s;
-    std::lock_guard done(done_mu_);
+    MutexLock done(done_mu_);
     parts_.Touch(i);
   }
   return Status::Ok();
@@ -75,7 +76,7 @@ Status StagedUpload::SendEveryPart(int n) {
   for (;;) {
     if (Status s = Pump(true, n); !s.ok()) return s;
     WaitForUploads();
-    std::lock_guard done(done_mu_);
+    MutexLock done(done_mu_);
     if (parts_.first_error()) return *parts_.first_error();
     if (parts_.CleanBelow(n)) return Status::Ok();
   }
@@ -129,7 +130,7 @@ Status StagedUpload::RestartWithMd5(int n) {
   upload_.NoteCopiesUnsummed();
   AbortLocked();  // waits for the parts in flight and their staging writes
   {
-    std::lock_guard done(done_mu_);
+    MutexLock done(done_mu_);
     parts_.ForgetUploads();
   }
   return EnsureUpload(n);
@@ -150,7 +151,7 @@ Status StagedUpload::CopyPart(int i) {
   auto r =
       upload_.CopyPart(i + 1, start, std::min(layout_.End(i), size_.load()) - start, base_->etag);
   if (!r.ok()) return r.error();
-  std::lock_guard done(done_mu_);
+  MutexLock done(done_mu_);
   parts_.Copied(i, *r);
   return Status::Ok();
 }

@@ -5,14 +5,15 @@
 
 #include <algorithm>
 
+#include "base/mutex.h"
 #include "s3/crc32c.h"
 #include "upload/staged_upload.h"
 
 namespace bucketfs::upload {
 
-bool StagedUpload::Eligible(int i) const {
+bool StagedUpload::Eligible(int i, uint64_t cursor) const {
   const uint64_t end = layout_.End(i);
-  return end <= size_.load() && end + ctx_.staging.settle_bytes <= cursor_;
+  return end <= size_.load() && end + ctx_.staging.settle_bytes <= cursor;
 }
 
 // Starts uploads of pending parts: while writing, the final ones (waiting for
@@ -20,13 +21,14 @@ bool StagedUpload::Eligible(int i) const {
 // every pending part below `limit`, waiting for slots.
 Status StagedUpload::Pump(bool all, int limit) {
   const int window = std::max(1, ctx_.writer.max_parts_in_flight);
+  const uint64_t cursor = cursor_;  // mu_ is held: no write moves it meanwhile
   for (;;) {
     int next;
     {
-      std::lock_guard done(done_mu_);
+      MutexLock done(done_mu_);
       if (parts_.first_error()) return *parts_.first_error();
       const PartTable::Ready ready =
-          parts_.FirstReady([&](int i) { return all ? i < limit : Eligible(i); });
+          parts_.FirstReady([&](int i) { return all ? i < limit : Eligible(i, cursor); });
       if (ready.next < 0) return Status::Ok();
       // A staged part may wait for a later write (or Commit) to start it; a
       // part filled in memory is waited for (backpressure), or the writer
@@ -38,8 +40,8 @@ Status StagedUpload::Pump(bool all, int limit) {
       next = ready.next;
     }
     {
-      std::unique_lock done(done_mu_);
-      cv_.wait(done, [&] { return parts_.in_flight() < window; });
+      MutexLock done(done_mu_);
+      while (!(parts_.in_flight() < window)) cv_.Wait(done_mu_);
     }
     if (Status s = StartPart(next, all); !s.ok()) return Fail(s.error());
   }
@@ -61,7 +63,7 @@ Status StagedUpload::StartPart(int i, bool final) {
   if (Status s = Materialize(i); !s.ok()) return s;
   bool cut;
   {
-    std::lock_guard done(done_mu_);
+    MutexLock done(done_mu_);
     cut = parts_.StagingCut(i);
   }
   if (!fills_.Has(i) && cut) {
@@ -82,7 +84,7 @@ Status StagedUpload::StartPart(int i, bool final) {
   if (stage) job->users.store(2);
   uint64_t gen;
   {
-    std::lock_guard done(done_mu_);
+    MutexLock done(done_mu_);
     gen = parts_.StartSend(i, stage);
   }
   // The task counts as in flight (and as a staging write) until it ends, and
@@ -158,10 +160,10 @@ void StagedUpload::StageFilled(StagingStore& staging, const std::shared_ptr<Send
                  staged.status.error().ToString());
   }
   Unuse(*job);
-  std::lock_guard done(done_mu_);  // the last touch of `this`
+  MutexLock done(done_mu_);  // the last touch of `this`
   parts_.StagingDone(i, staged.cut);
   if (!staged.status.ok()) parts_.Fail(staged.status.error());
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 // One user of the part's buffer is done with it; the last gives it back.
@@ -179,24 +181,24 @@ void StagedUpload::PartDone(Sending& job, int i, uint64_t gen,
   if (!r.ok()) {
     spdlog::warn("UploadPart {} of s3://{}/{}: {}", i + 1, bucket_, key_, r.error().ToString());
   }
-  std::lock_guard done(done_mu_);
+  MutexLock done(done_mu_);
   parts_.SendDone(i, gen, r);
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 void StagedUpload::WaitForUploads() {
-  std::unique_lock done(done_mu_);
-  cv_.wait(done, [&] { return parts_.in_flight() == 0; });
+  MutexLock done(done_mu_);
+  while (!(parts_.in_flight() == 0)) cv_.Wait(done_mu_);
 }
 
 void StagedUpload::WaitForStagingWrites() {
-  std::unique_lock done(done_mu_);
-  cv_.wait(done, [&] { return parts_.staging_writes() == 0; });
+  MutexLock done(done_mu_);
+  while (!(parts_.staging_writes() == 0)) cv_.Wait(done_mu_);
 }
 
 void StagedUpload::WaitForAllParts() {
-  std::unique_lock done(done_mu_);
-  cv_.wait(done, [&] { return parts_.in_flight() == 0 && parts_.staging_writes() == 0; });
+  MutexLock done(done_mu_);
+  while (!(parts_.in_flight() == 0 && parts_.staging_writes() == 0)) cv_.Wait(done_mu_);
 }
 
 }  // namespace bucketfs::upload

@@ -5,16 +5,15 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <filesystem>
 #include <functional>
 #include <future>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "base/mutex.h"
 #include "s3/crc32c.h"
 #include "upload/staged_upload.h"
 #include "upload/testing/staged_upload_fixture.h"
@@ -94,7 +93,7 @@ TEST_F(StagedUploadTest, StagingWriteFailingAfterTheCutDoesNotFailTheCommit) {
   client_->hold = true;  // the last part's upload waits until the staging write failed
   auto committed = std::async(std::launch::async, [&] { return w->Commit(); });
   EXPECT_TRUE(Eventually([&] {
-    std::lock_guard lock(client_->mu);
+    MutexLock lock(client_->mu);
     return client_->held.size() == 1;  // part 2, sent by Commit
   }));
   ops->FailWith(ENOSPC);
@@ -271,13 +270,13 @@ TEST_F(StagedUploadTest, PartsCarryTheSumComputedWhileReadingThem) {
     void UploadPartAsync(const s3::UploadPartParams& p, std::span<const std::byte> body,
                          std::function<void(Result<s3::UploadPartResult>)> done) override {
       {
-        std::lock_guard lock(mu);
+        MutexLock lock(mu);
         sums.push_back(p.crc32c);
         expected.push_back(s3::Crc32cBase64(body));
       }
       FakeObjectClient::UploadPartAsync(p, body, std::move(done));
     }
-    std::mutex mu;
+    Mutex mu;
     std::vector<std::string> sums, expected;
   };
   auto client = std::make_shared<Recording>();

@@ -3,14 +3,15 @@
 
 #include <algorithm>
 
+#include "base/mutex.h"
 #include "s3/memory_poison.h"
 
 namespace bucketfs::upload {
 
 uint64_t UploadBudget::Acquire(uint64_t bytes) {
   bytes = std::min(bytes, std::max<uint64_t>(capacity_ / 2, 1));
-  std::unique_lock lock(mu_);
-  cv_.wait(lock, [&] { return used_ + bytes <= capacity_; });
+  MutexLock lock(mu_);
+  while (!(used_ + bytes <= capacity_)) cv_.Wait(mu_);
   used_ += bytes;
   peak_ = std::max(peak_, used_);
   return bytes;
@@ -18,10 +19,10 @@ uint64_t UploadBudget::Acquire(uint64_t bytes) {
 
 void UploadBudget::Release(uint64_t bytes) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     used_ -= bytes;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 PartBuffer UploadBudget::Take(uint64_t bytes) {
@@ -35,10 +36,9 @@ PartBuffer UploadBudget::Take(uint64_t bytes) {
 std::optional<PartBuffer> UploadBudget::TakeFill(uint64_t bytes) {
   if (bytes == 0 || bytes > capacity_ / 4) return std::nullopt;
   {
-    std::unique_lock lock(mu_);
-    const auto too_many = [&] { return fill_bytes_ + bytes > capacity_ / 2; };
-    cv_.wait(lock, [&] { return too_many() || used_ + bytes <= capacity_; });
-    if (too_many()) return std::nullopt;
+    MutexLock lock(mu_);
+    while (fill_bytes_ + bytes <= capacity_ / 2 && used_ + bytes > capacity_) cv_.Wait(mu_);
+    if (fill_bytes_ + bytes > capacity_ / 2) return std::nullopt;
     used_ += bytes;
     fill_bytes_ += bytes;
     peak_ = std::max(peak_, used_);
@@ -53,7 +53,7 @@ std::optional<PartBuffer> UploadBudget::TakeFill(uint64_t bytes) {
 
 void UploadBudget::FillSent(PartBuffer& buffer) {
   if (!buffer.filling) return;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   fill_bytes_ -= buffer.charged;
   buffer.filling = false;
 }
@@ -62,7 +62,7 @@ void UploadBudget::Provide(PartBuffer& b) {
   const uint64_t bytes = b.size;
   std::vector<PartBuffer> dropped;  // freed outside the lock
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     // The smallest free buffer that fits (a mount's parts mostly share one size).
     auto best = free_.end();
     for (auto it = free_.begin(); it != free_.end(); ++it) {
@@ -105,7 +105,7 @@ void UploadBudget::Give(PartBuffer buffer) {
   FillSent(buffer);
   const uint64_t charged = buffer.charged;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     // Keep it while buffers in use plus kept ones stay within the capacity.
     if (buffer.data && used_ - charged + free_bytes_ + buffer.capacity <= capacity_) {
       free_bytes_ += buffer.capacity;
@@ -118,12 +118,12 @@ void UploadBudget::Give(PartBuffer buffer) {
 }
 
 uint64_t UploadBudget::used() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return used_;
 }
 
 uint64_t UploadBudget::peak() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return peak_;
 }
 

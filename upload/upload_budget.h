@@ -15,13 +15,12 @@
 // Thread-safe.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <vector>
 
+#include "base/mutex.h"
 #include "base/thread_annotations.h"
 #include "prefetch/buffer_pool.h"
 
@@ -80,8 +79,8 @@ class UploadBudget {
   void Provide(PartBuffer& b);
 
   const uint64_t capacity_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
+  mutable Mutex mu_;
+  CondVar cv_;
   uint64_t used_ GUARDED_BY(mu_) = 0;
   uint64_t fill_bytes_ GUARDED_BY(mu_) = 0;  // charged to TakeFill buffers
   uint64_t peak_ GUARDED_BY(mu_) = 0;

@@ -12,7 +12,6 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <random>
 #include <span>
@@ -20,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/mutex.h"
 #include "s3/testing/fake_object_client.h"
 #include "upload/staged_upload.h"
 
@@ -35,7 +35,7 @@ class DeferredClient : public FakeObjectClient {
   void UploadPartAsync(const s3::UploadPartParams& p, std::span<const std::byte> body,
                        std::function<void(Result<s3::UploadPartResult>)> done) override {
     if (async_delay.count() > 0) {
-      std::lock_guard lock(mu);
+      MutexLock lock(mu);
       threads.emplace_back([this, p, body, done = std::move(done)] {
         std::this_thread::sleep_for(async_delay);
         done(UploadPart(p, body));
@@ -43,13 +43,13 @@ class DeferredClient : public FakeObjectClient {
       return;
     }
     if (!hold) return FakeObjectClient::UploadPartAsync(p, body, std::move(done));
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     held.push_back([this, p, body, done = std::move(done)] { done(UploadPart(p, body)); });
   }
   void ReleaseHeld() {
     std::deque<std::function<void()>> run;
     {
-      std::lock_guard lock(mu);
+      MutexLock lock(mu);
       run.swap(held);
     }
     for (auto& f : run) f();
@@ -57,7 +57,7 @@ class DeferredClient : public FakeObjectClient {
   void Drain() {
     std::vector<std::thread> t;
     {
-      std::lock_guard lock(mu);
+      MutexLock lock(mu);
       t.swap(threads);
     }
     for (auto& th : t) th.join();
@@ -65,7 +65,7 @@ class DeferredClient : public FakeObjectClient {
 
   bool hold = false;
   std::chrono::milliseconds async_delay{0};
-  std::mutex mu;
+  Mutex mu;
   std::deque<std::function<void()>> held;
   std::vector<std::thread> threads;
 };

@@ -6,12 +6,11 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <thread>
 
+#include "base/mutex.h"
 #include "base/task_runner.h"
 #include "cache/staging_file.h"
 
@@ -22,7 +21,7 @@ class HeldRunner : public base::TaskRunner {
  public:
   void Post(std::function<void()> task) override {
     {
-      std::lock_guard lock(mu);
+      MutexLock lock(mu);
       if (hold) {
         held.push_back(std::move(task));
         return;
@@ -31,20 +30,20 @@ class HeldRunner : public base::TaskRunner {
     task();
   }
   size_t Held() {
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     return held.size();
   }
   void RunHeld(bool keep_holding) {
     std::deque<std::function<void()>> run;
     {
-      std::lock_guard lock(mu);
+      MutexLock lock(mu);
       run.swap(held);
       hold = keep_holding;
     }
     for (auto& f : run) f();
   }
 
-  std::mutex mu;
+  Mutex mu;
   bool hold = true;
   std::deque<std::function<void()>> held;
 };
@@ -68,10 +67,10 @@ class StuckDiskOps : public cache::StagingFileOps {
   explicit StuckDiskOps(off_t from) : from_(from) {}
   ssize_t PWrite(int fd, const void* buf, size_t n, off_t offset) override {
     if (offset >= from_) {
-      std::unique_lock lock(mu_);
+      MutexLock lock(mu_);
       ++calls_;
       bytes_ += n;
-      cv_.wait(lock, [&] { return released_; });
+      while (!released_) cv_.Wait(mu_);
     }
     if (offset >= from_ && fail_errno_ != 0) {
       errno = fail_errno_;
@@ -81,27 +80,27 @@ class StuckDiskOps : public cache::StagingFileOps {
   }
   // Released writes fail with `e` (0: they succeed).
   void FailWith(int e) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     fail_errno_ = e;
   }
   void Release() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     released_ = true;
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
   size_t bytes() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return bytes_;
   }
   int calls() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return calls_;
   }
 
  private:
   const off_t from_;
-  std::mutex mu_;
-  std::condition_variable cv_;
+  Mutex mu_;
+  CondVar cv_;
   bool released_ = false;
   int fail_errno_ = 0;
   int calls_ = 0;
