@@ -6,6 +6,8 @@
 #include <new>
 #include <utility>
 
+#include "base/mutex.h"
+#include "base/thread_annotations.h"
 #include "s3/memory_poison.h"
 
 namespace bucketfs::prefetch {
@@ -76,7 +78,7 @@ uint64_t BufferPool::HeldBytes(uint64_t size) const {
 Buffer BufferPool::Get(uint64_t size) {
   if (!Pooled(size)) return AllocateBuffer(size);
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (!free_.empty()) {
       auto b = std::move(free_.back());
       free_.pop_back();
@@ -92,22 +94,22 @@ Buffer BufferPool::Get(uint64_t size) {
 
 void BufferPool::Put(Buffer buffer, uint64_t size) {
   if (!buffer || !Pooled(size)) return;
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   if (free_.size() < max_buffers_) {
     PoisonMemory(buffer.get(), buffer_size_);  // a stale pointer's access is reported
     free_.push_back(std::move(buffer));
   }
-  lock.unlock();
+  lock.Unlock();
   // `buffer`, when not kept, is freed here without the lock.
 }
 
 uint64_t BufferPool::reuses() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return reuses_;
 }
 
 size_t BufferPool::pooled() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return free_.size();
 }
 

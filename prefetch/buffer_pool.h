@@ -17,8 +17,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <vector>
+
+#include "base/mutex.h"
+#include "base/thread_annotations.h"
 
 namespace bucketfs::prefetch {
 
@@ -64,9 +66,9 @@ class BufferPool {
 
   const uint64_t buffer_size_;
   const size_t max_buffers_;
-  mutable std::mutex mu_;
-  std::vector<Buffer> free_;  // guarded by mu_
-  uint64_t reuses_ = 0;       // guarded by mu_
+  mutable Mutex mu_;
+  std::vector<Buffer> free_ GUARDED_BY(mu_);
+  uint64_t reuses_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace bucketfs::prefetch

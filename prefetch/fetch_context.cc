@@ -2,37 +2,40 @@
 
 #include <utility>
 
+#include "base/mutex.h"
+#include "base/thread_annotations.h"
+
 namespace bucketfs::prefetch::internal {
 
 void FetchTracker::Begin(uint64_t bytes) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ++in_flight_;
   ++fetches_;
   bytes_ += bytes;
 }
 
 void FetchTracker::End() {
-  std::lock_guard lock(mu_);
-  if (--in_flight_ == 0) idle_.notify_all();
+  MutexLock lock(mu_);
+  if (--in_flight_ == 0) idle_.NotifyAll();
 }
 
 void FetchTracker::WaitIdle() {
-  std::unique_lock lock(mu_);
-  idle_.wait(lock, [this] { return in_flight_ == 0; });
+  MutexLock lock(mu_);
+  while (!(in_flight_ == 0)) idle_.Wait(mu_);
 }
 
 uint64_t FetchTracker::in_flight() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return in_flight_;
 }
 
 uint64_t FetchTracker::total_fetches() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return fetches_;
 }
 
 uint64_t FetchTracker::total_bytes() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return bytes_;
 }
 

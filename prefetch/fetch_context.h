@@ -5,12 +5,12 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 
+#include "base/mutex.h"
+#include "base/thread_annotations.h"
 #include "prefetch/buffer_pool.h"
 #include "prefetch/memory_budget.h"
 #include "prefetch/part.h"
@@ -29,11 +29,11 @@ class FetchTracker {
   uint64_t total_bytes() const;
 
  private:
-  mutable std::mutex mu_;
-  std::condition_variable idle_;
-  uint64_t in_flight_ = 0;  // guarded by mu_
-  uint64_t fetches_ = 0;    // guarded by mu_
-  uint64_t bytes_ = 0;      // guarded by mu_
+  mutable Mutex mu_;
+  CondVar idle_;
+  uint64_t in_flight_ GUARDED_BY(mu_) = 0;
+  uint64_t fetches_ GUARDED_BY(mu_) = 0;
+  uint64_t bytes_ GUARDED_BY(mu_) = 0;
 };
 
 struct FetchContext {

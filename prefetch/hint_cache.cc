@@ -2,6 +2,9 @@
 
 #include <utility>
 
+#include "base/mutex.h"
+#include "base/thread_annotations.h"
+
 namespace bucketfs::prefetch::internal {
 
 HintCache::HintCache(std::shared_ptr<const FetchContext> ctx) : ctx_(std::move(ctx)) {}
@@ -21,7 +24,7 @@ void HintCache::Hint(const std::vector<ObjectVersion>& next) {
   std::vector<std::pair<std::string, std::pair<ObjectVersion, PartPtr>>> to_fetch;
   std::vector<PartPtr> dropped;  // freed outside the lock
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     ++generation_;
     const uint64_t max_age = 2 * static_cast<uint64_t>(std::max(cfg.max_hinted_files, 1));
     for (auto it = entries_.begin(); it != entries_.end();) {
@@ -64,7 +67,7 @@ void HintCache::Hint(const std::vector<ObjectVersion>& next) {
 void HintCache::OnFetchDone(const std::string& key, const PartPtr& part, const Status& s) {
   if (s.ok()) return;
   PartPtr dropped;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = entries_.find(key);
   if (it != entries_.end() && it->second.part == part) {
     bytes_ -= part->size();
@@ -74,7 +77,7 @@ void HintCache::OnFetchDone(const std::string& key, const PartPtr& part, const S
 }
 
 PartPtr HintCache::Take(const ObjectVersion& object) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = entries_.find(KeyOf(object));
   if (it == entries_.end()) return nullptr;
   PartPtr part = std::move(it->second.part);
@@ -87,23 +90,23 @@ PartPtr HintCache::Take(const ObjectVersion& object) {
 
 void HintCache::Clear() {
   std::unordered_map<std::string, Entry> entries;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   entries.swap(entries_);
   bytes_ = 0;
 }
 
 uint64_t HintCache::hinted() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return hinted_;
 }
 
 uint64_t HintCache::hits() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return hits_;
 }
 
 uint64_t HintCache::bytes() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return bytes_;
 }
 

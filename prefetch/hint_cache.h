@@ -10,11 +10,12 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "base/mutex.h"
+#include "base/thread_annotations.h"
 #include "prefetch/fetch_context.h"
 
 namespace bucketfs::prefetch::internal {
@@ -42,12 +43,12 @@ class HintCache : public std::enable_shared_from_this<HintCache> {
   void OnFetchDone(const std::string& key, const PartPtr& part, const Status& s);
 
   const std::shared_ptr<const FetchContext> ctx_;
-  mutable std::mutex mu_;
-  std::unordered_map<std::string, Entry> entries_;  // guarded by mu_
-  uint64_t bytes_ = 0;                              // guarded by mu_
-  uint64_t generation_ = 0;                         // guarded by mu_
-  uint64_t hinted_ = 0;                             // guarded by mu_
-  uint64_t hits_ = 0;                               // guarded by mu_
+  mutable Mutex mu_;
+  std::unordered_map<std::string, Entry> entries_ GUARDED_BY(mu_);
+  uint64_t bytes_ GUARDED_BY(mu_) = 0;
+  uint64_t generation_ GUARDED_BY(mu_) = 0;
+  uint64_t hinted_ GUARDED_BY(mu_) = 0;
+  uint64_t hits_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace bucketfs::prefetch::internal

@@ -8,6 +8,9 @@
 #include <future>
 #include <utility>
 
+#include "base/mutex.h"
+#include "base/thread_annotations.h"
+
 namespace bucketfs::prefetch {
 
 ObjectReader::ObjectReader(std::shared_ptr<const internal::FetchContext> ctx, ObjectVersion object,
@@ -27,7 +30,7 @@ void ObjectReader::ReadFromParts(uint64_t offset, uint64_t size, ReadCallback do
   uint64_t end = offset;
   bool closed = false;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     closed = closed_;
     if (!closed && offset < object_.size && size > 0) {
       end = offset + std::min<uint64_t>(size, object_.size - offset);
@@ -123,7 +126,7 @@ void ObjectReader::Issue(std::vector<PartPtr>& to_fetch, bool for_caller) {
 void ObjectReader::OnFetchDone(const PartPtr& part, Status s) {
   std::vector<PartPtr> to_fetch;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     --in_flight_;
     if (!s.ok()) {
       // Not cached: the next read that needs these bytes fetches them again.
@@ -198,7 +201,7 @@ void ObjectReader::Close() {
   std::deque<PartPtr> blocks;
   PartPtr whole;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (!closed_) LeaveStream();
     closed_ = true;
     seq.swap(seq_parts_);
@@ -209,7 +212,7 @@ void ObjectReader::Close() {
 }
 
 ReaderStats ObjectReader::stats() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ReaderStats s = stats_;
   s.window = window_;
   s.sequential = mode_ == Mode::kSequential;

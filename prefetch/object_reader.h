@@ -61,10 +61,11 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <vector>
 
+#include "base/mutex.h"
+#include "base/thread_annotations.h"
 #include "prefetch/consumed_ranges.h"
 #include "prefetch/fetch_context.h"
 #include "prefetch/part.h"
@@ -133,65 +134,66 @@ class ObjectReader : public std::enable_shared_from_this<ObjectReader> {
     bool for_caller = false;
   };
 
-  // All REQUIRE mu_.
-  void PlanWhole(Plan& plan);
-  void PlanRandom(uint64_t o, uint64_t e, Plan& plan);
-  void PlanSequential(uint64_t o, uint64_t e, Plan& plan);
-  void PlanStreamRead(uint64_t o, uint64_t e, Plan& plan);
-  void PlanBlock(uint64_t o, uint64_t e, Plan& plan);
-  void StartStream(uint64_t from);
-  void LeaveStream();  // sequential -> random or closed
-  void ReleaseBehind();
+  // Planning and the stream (under mu_).
+  void PlanWhole(Plan& plan) REQUIRES(mu_);
+  void PlanRandom(uint64_t o, uint64_t e, Plan& plan) REQUIRES(mu_);
+  void PlanSequential(uint64_t o, uint64_t e, Plan& plan) REQUIRES(mu_);
+  void PlanStreamRead(uint64_t o, uint64_t e, Plan& plan) REQUIRES(mu_);
+  void PlanBlock(uint64_t o, uint64_t e, Plan& plan) REQUIRES(mu_);
+  void StartStream(uint64_t from) REQUIRES(mu_);
+  void LeaveStream() REQUIRES(mu_);  // sequential -> random or closed
+  void ReleaseBehind() REQUIRES(mu_);
   // Drops from the stream the parts every page of which has been read.
-  void ReleaseConsumed(uint64_t o, uint64_t e, const std::vector<PartPtr>& needed);
-  uint64_t WindowCap() const;  // largest window for this stream now
-  bool SeqCovers(uint64_t o, uint64_t e) const;
-  void EnsureCovered(uint64_t o, uint64_t e, Plan& plan);
+  void ReleaseConsumed(uint64_t o, uint64_t e, const std::vector<PartPtr>& needed) REQUIRES(mu_);
+  uint64_t WindowCap() const REQUIRES(mu_);  // largest window for this stream now
+  bool SeqCovers(uint64_t o, uint64_t e) const REQUIRES(mu_);
+  void EnsureCovered(uint64_t o, uint64_t e, Plan& plan) REQUIRES(mu_);
   // `finishing`: a part whose fetch just ended (not yet marked done), or null.
-  void FillWindow(std::vector<PartPtr>& to_fetch, const Part* finishing);
-  uint64_t SeqBytesInFlight(const Part* finishing) const;  // stream parts not yet done
-  void GrowOnWait();                                       // doubles the window, up to WindowCap()
+  void FillWindow(std::vector<PartPtr>& to_fetch, const Part* finishing) REQUIRES(mu_);
+  uint64_t SeqBytesInFlight(const Part* finishing) const
+      REQUIRES(mu_);                // stream parts not yet done
+  void GrowOnWait() REQUIRES(mu_);  // doubles the window, up to WindowCap()
   // A new part with its budget reserved; demand parts may force the budget,
   // others return null when it refuses.
-  PartPtr NewPart(uint64_t offset, uint64_t len, bool demand);
-  uint64_t StreamPartLen() const;
-  uint64_t AheadCap() const;       // fair share of the budget ahead of this stream
-  uint64_t ActiveStreams() const;  // at least 1
+  PartPtr NewPart(uint64_t offset, uint64_t len, bool demand) REQUIRES(mu_);
+  uint64_t StreamPartLen() const REQUIRES(mu_);
+  uint64_t AheadCap() const REQUIRES(mu_);       // fair share of the budget ahead of this stream
+  uint64_t ActiveStreams() const REQUIRES(mu_);  // at least 1
   // Counts `fetched` as a re-read fetch when the read [o, e) asks again for
   // bytes of a consumed range.
-  void NoteRereadFetch(uint64_t o, uint64_t e, const PartPtr& fetched);
+  void NoteRereadFetch(uint64_t o, uint64_t e, const PartPtr& fetched) REQUIRES(mu_);
 
   // Without mu_.
-  void Issue(std::vector<PartPtr>& to_fetch, bool for_caller = false);
-  void OnFetchDone(const PartPtr& part, Status s);
+  void Issue(std::vector<PartPtr>& to_fetch, bool for_caller = false) EXCLUDES(mu_);
+  void OnFetchDone(const PartPtr& part, Status s) EXCLUDES(mu_);
   static void Serve(std::vector<PartPtr> needed, uint64_t o, uint64_t e, ReadCallback done);
 
   const std::shared_ptr<const internal::FetchContext> ctx_;
   const PrefetchConfig& cfg_;  // ctx_->config
   const ObjectVersion object_;
 
-  mutable std::mutex mu_;
-  bool closed_ = false;  // guarded by mu_
-  Mode mode_;            // guarded by mu_
-  PartPtr whole_;        // guarded by mu_; kWhole only
-  // Sequential stream; all guarded by mu_.
-  std::map<uint64_t, PartPtr> seq_parts_;  // by offset, non-overlapping
-  uint64_t stream_pos_ = 0;                // furthest read start of the stream
-  uint64_t read_end_ = 0;                  // furthest read end of the stream
-  uint64_t frontier_ = 0;                  // end of the highest part scheduled
-  uint64_t window_ = 0;
-  uint64_t next_grow_ = 0;  // stream_pos_ at which the window may double next
-  bool starved_ = false;    // a read waited for its bytes since the window last grew
-  // Random access; guarded by mu_.
-  std::deque<PartPtr> blocks_;  // most recent first
-  bool any_read_ = false;
-  uint64_t last_end_ = 0;              // end of the previous request
-  int run_ = 0;                        // consecutive sequential requests seen in random mode
-  int outside_ = 0;                    // consecutive requests outside the stream (sequential mode)
-  int in_flight_ = 0;                  // fetches of this reader not yet done
-  ReaderStats stats_;                  // guarded by mu_
-  internal::ConsumedRanges consumed_;  // guarded by mu_
-  RandomLocality locality_;            // sizes random fetches; guarded by mu_
+  mutable Mutex mu_;
+  bool closed_ GUARDED_BY(mu_) = false;
+  Mode mode_ GUARDED_BY(mu_);
+  PartPtr whole_ GUARDED_BY(mu_);  // kWhole only
+  // Sequential stream.
+  std::map<uint64_t, PartPtr> seq_parts_ GUARDED_BY(mu_);  // by offset, non-overlapping
+  uint64_t stream_pos_ GUARDED_BY(mu_) = 0;                // furthest read start of the stream
+  uint64_t read_end_ GUARDED_BY(mu_) = 0;                  // furthest read end of the stream
+  uint64_t frontier_ GUARDED_BY(mu_) = 0;                  // end of the highest part scheduled
+  uint64_t window_ GUARDED_BY(mu_) = 0;
+  uint64_t next_grow_ GUARDED_BY(mu_) = 0;  // stream_pos_ at which the window may double next
+  bool starved_ GUARDED_BY(mu_) = false;  // a read waited for its bytes since the window last grew
+  // Random access.
+  std::deque<PartPtr> blocks_ GUARDED_BY(mu_);  // most recent first
+  bool any_read_ GUARDED_BY(mu_) = false;
+  uint64_t last_end_ GUARDED_BY(mu_) = 0;  // end of the previous request
+  int run_ GUARDED_BY(mu_) = 0;            // consecutive sequential requests seen in random mode
+  int outside_ GUARDED_BY(mu_) = 0;    // consecutive requests outside the stream (sequential mode)
+  int in_flight_ GUARDED_BY(mu_) = 0;  // fetches of this reader not yet done
+  ReaderStats stats_ GUARDED_BY(mu_);
+  internal::ConsumedRanges consumed_ GUARDED_BY(mu_);
+  RandomLocality locality_ GUARDED_BY(mu_);  // sizes random fetches
 };
 
 }  // namespace bucketfs::prefetch

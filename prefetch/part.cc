@@ -4,6 +4,9 @@
 #include <cstring>
 #include <utility>
 
+#include "base/mutex.h"
+#include "base/thread_annotations.h"
+
 namespace bucketfs::prefetch {
 
 Part::Part(uint64_t offset, uint64_t size, std::shared_ptr<MemoryBudget> budget,
@@ -22,28 +25,28 @@ Part::~Part() {
 }
 
 bool Part::done() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return done_;
 }
 
 bool Part::ready() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return done_ && status_.ok();
 }
 
 bool Part::failed() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return done_ && !status_.ok();
 }
 
 Status Part::status() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return status_;
 }
 
 void Part::OnDone(std::function<void()> fn) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (!done_) {
       waiters_.push_back(std::move(fn));
       return;
@@ -55,7 +58,7 @@ void Part::OnDone(std::function<void()> fn) {
 void Part::Complete(Status s) {
   std::vector<std::function<void()>> waiters;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     done_ = true;
     status_ = std::move(s);
     waiters.swap(waiters_);

@@ -14,10 +14,11 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <vector>
 
+#include "base/mutex.h"
+#include "base/thread_annotations.h"
 #include "prefetch/buffer_pool.h"
 #include "prefetch/memory_budget.h"
 #include "prefetch/read_coverage.h"
@@ -77,10 +78,10 @@ class Part {
   Buffer data_;
   ReadCoverage coverage_;
 
-  mutable std::mutex mu_;
-  bool done_ = false;                           // guarded by mu_
-  Status status_;                               // guarded by mu_
-  std::vector<std::function<void()>> waiters_;  // guarded by mu_
+  mutable Mutex mu_;
+  bool done_ GUARDED_BY(mu_) = false;
+  Status status_ GUARDED_BY(mu_);
+  std::vector<std::function<void()>> waiters_ GUARDED_BY(mu_);
 };
 
 using PartPtr = std::shared_ptr<Part>;

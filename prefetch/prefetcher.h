@@ -20,11 +20,12 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "base/mutex.h"
+#include "base/thread_annotations.h"
 #include "prefetch/memory_budget.h"
 #include "prefetch/object_reader.h"
 #include "prefetch/prefetch_config.h"

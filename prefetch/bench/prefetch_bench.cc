@@ -10,17 +10,17 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
-#include <mutex>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "base/mutex.h"
+#include "base/thread_annotations.h"
 #include "prefetch/object_client_range_source.h"
 #include "prefetch/prefetcher.h"
 #include "s3/client_config.h"
@@ -95,8 +95,8 @@ int main(int argc, char** argv) {
 
   // (1) Direct: 8 MiB ranged GETs, 16 in flight, into one buffer.
   {
-    std::mutex mu;
-    std::condition_variable cv;
+    Mutex mu;
+    CondVar cv;
     int in_flight = 0;
     bool ok = true;
     const uint64_t part = 8 << 20;
@@ -108,8 +108,8 @@ int main(int argc, char** argv) {
     for (uint64_t off = 0; off < size; off += part) {
       const uint64_t len = std::min(part, size - off);
       {
-        std::unique_lock lock(mu);
-        cv.wait(lock, [&] { return in_flight < 16; });
+        MutexLock lock(mu);
+        while (!(in_flight < 16)) cv.Wait(mu);
         ++in_flight;
       }
       s3::GetObjectParams p;
@@ -118,14 +118,14 @@ int main(int argc, char** argv) {
       p.offset = off;
       p.length = len;
       client->GetObjectAsync(p, buf.subspan(off, len), [&](Result<s3::GetObjectResult> r) {
-        std::lock_guard lock(mu);
+        MutexLock lock(mu);
         ok = ok && r.ok();
         --in_flight;
-        cv.notify_all();
+        cv.NotifyAll();
       });
     }
-    std::unique_lock lock(mu);
-    cv.wait(lock, [&] { return in_flight == 0; });
+    MutexLock lock(mu);
+    while (!(in_flight == 0)) cv.Wait(mu);
     const double s = Seconds(t0);
     std::printf("direct    : %8.1f MB/s  %.2f CPU-s/GiB  %s\n", mib / s,
                 (CpuSeconds() - cpu0) / (mib / 1024),

@@ -5,6 +5,9 @@
 #include <cstring>
 #include <utility>
 
+#include "base/mutex.h"
+#include "base/thread_annotations.h"
+
 namespace bucketfs::prefetch::testing {
 
 std::vector<std::byte> PatternBytes(uint64_t size, uint64_t seed) {
@@ -22,10 +25,10 @@ std::vector<std::byte> PatternBytes(uint64_t size, uint64_t seed) {
 }
 
 std::shared_ptr<const std::vector<std::byte>> SharedPattern(uint64_t size, uint64_t seed) {
-  static std::mutex mu;
+  static Mutex mu;
   static std::map<std::pair<uint64_t, uint64_t>, std::shared_ptr<const std::vector<std::byte>>>
       cache;
-  std::lock_guard lock(mu);
+  MutexLock lock(mu);
   auto& slot = cache[{size, seed}];
   if (!slot) slot = std::make_shared<const std::vector<std::byte>>(PatternBytes(size, seed));
   return slot;
@@ -35,13 +38,13 @@ FakeRangeSource::FakeRangeSource() : timer_([this] { TimerLoop(); }) {}
 
 FakeRangeSource::~FakeRangeSource() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
     paused_ = false;
     for (auto& f : paused_queue_) queue_.emplace(std::chrono::steady_clock::now(), std::move(f));
     paused_queue_.clear();
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   timer_.join();
 }
 
@@ -54,19 +57,19 @@ ObjectVersion FakeRangeSource::Put(const std::string& bucket, const std::string&
                                    std::shared_ptr<const std::vector<std::byte>> data,
                                    const std::string& etag) {
   ObjectVersion v{bucket, key, etag, data->size()};
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   objects_[bucket + "/" + key] = Stored{etag, std::move(data)};
   return v;
 }
 
 void FakeRangeSource::SetLatency(std::chrono::microseconds latency) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   latency_ = latency;
 }
 
 void FakeRangeSource::SetPaused(bool paused) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     paused_ = paused;
     if (!paused) {
       const auto due = std::chrono::steady_clock::now() + latency_;
@@ -74,13 +77,13 @@ void FakeRangeSource::SetPaused(bool paused) {
       paused_queue_.clear();
     }
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 bool FakeRangeSource::CompletePaused(bool newest) {
   std::function<void()> run;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (paused_queue_.empty()) return false;
     if (newest) {
       run = std::move(paused_queue_.back());
@@ -95,12 +98,12 @@ bool FakeRangeSource::CompletePaused(bool newest) {
 }
 
 size_t FakeRangeSource::paused_count() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return paused_queue_.size();
 }
 
 void FakeRangeSource::SetFailure(FailurePredicate pred) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   failure_ = std::move(pred);
 }
 
@@ -120,7 +123,7 @@ void FakeRangeSource::Record(const ObjectVersion& object, uint64_t offset,
   std::function<void()> run;
   bool inline_now = false;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     log_.push_back({object.key, offset, dest.size(), for_caller});
     bytes_ += dest.size();
     max_in_flight_ = std::max(max_in_flight_, ++in_flight_);
@@ -141,7 +144,7 @@ void FakeRangeSource::Record(const ObjectVersion& object, uint64_t offset,
     run = [this, data, offset, dest, err, done = std::move(done)] {
       if (!err) std::memcpy(dest.data(), data->data() + offset, dest.size());
       {
-        std::lock_guard done_lock(mu_);
+        MutexLock done_lock(mu_);
         --in_flight_;
       }
       done(err ? Status(*err) : Status::Ok());
@@ -152,60 +155,60 @@ void FakeRangeSource::Record(const ObjectVersion& object, uint64_t offset,
       inline_now = true;
     } else {
       queue_.emplace(std::chrono::steady_clock::now() + latency_, std::move(run));
-      cv_.notify_all();
+      cv_.NotifyAll();
     }
   }
   if (inline_now) run();
 }
 
 void FakeRangeSource::TimerLoop() {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   while (true) {
     if (queue_.empty()) {
       if (stopping_) return;
-      cv_.wait(lock);
+      cv_.Wait(mu_);
       continue;
     }
     auto due = queue_.begin()->first;
     if (!stopping_ && std::chrono::steady_clock::now() < due) {
-      cv_.wait_until(lock, due);
+      cv_.WaitUntil(mu_, due);
       continue;
     }
     auto run = std::move(queue_.begin()->second);
     queue_.erase(queue_.begin());
-    lock.unlock();
+    lock.Unlock();
     run();
-    lock.lock();
+    lock.Lock();
   }
 }
 
 std::vector<FakeRangeSource::Fetch> FakeRangeSource::fetches() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return log_;
 }
 
 uint64_t FakeRangeSource::fetch_count() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return log_.size();
 }
 
 uint64_t FakeRangeSource::bytes_fetched() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return bytes_;
 }
 
 int FakeRangeSource::max_in_flight() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return max_in_flight_;
 }
 
 int FakeRangeSource::in_flight() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return in_flight_;
 }
 
 void FakeRangeSource::ClearLog() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   log_.clear();
   bytes_ = 0;
   max_in_flight_ = in_flight_;

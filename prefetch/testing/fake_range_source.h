@@ -9,19 +9,19 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "base/mutex.h"
+#include "base/thread_annotations.h"
 #include "prefetch/range_source.h"
 
 namespace bucketfs::prefetch::testing {
@@ -94,8 +94,8 @@ class FakeRangeSource : public RangeSource {
   void Complete(const ObjectVersion& object, uint64_t offset, std::span<std::byte> dest,
                 const std::function<void(Status)>& done);
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
+  mutable Mutex mu_;
+  CondVar cv_;
   std::map<std::string, Stored> objects_;  // by bucket + "/" + key
   std::chrono::microseconds latency_{0};
   bool paused_ = false;
