@@ -3,7 +3,7 @@
 // The kernel gives a FUSE mount the block-device default of 128 KiB readahead
 // and takes min(that, the max_readahead the daemon answers INIT with), so a
 // larger max_readahead alone changes nothing: a 1 MiB sequential read arrives
-// as eight 128 KiB READ requests (measured, issue 5). The mount's BDI setting
+// as eight 128 KiB READ requests. The mount's BDI setting
 // (/sys/class/bdi/MAJ:MIN/read_ahead_kb) is what raises it. Writing it between
 // the mount and the INIT reply makes the min the value we asked for; then
 // READs arrive as large as max_pages allows (1 MiB) with several in flight.

@@ -88,10 +88,8 @@ class Worker {
         incoming_.push_back(std::move(p));
         queued = true;
         // Only a worker asleep in curl_multi_poll needs waking, and only
-        // once: an awake one takes the queue before it polls again. Waking
-        // for every request cost a send on curl's socketpair, a drain and a
-        // loop pass per request; 16 READs in flight from FUSE threads came
-        // one at a time (issue 5).
+        // once: an awake one takes the queue before it polls again, and a
+        // wake per request would serialize requests behind curl's socketpair.
         wake = polling_;
         polling_ = false;
       }

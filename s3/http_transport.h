@@ -50,7 +50,7 @@ struct HttpRequest {
   // answer): the transport may run the transfer on that thread, inside
   // Submit, on a connection of that thread's own. It saves two thread
   // handoffs per request (to a transport thread and back), which on a small
-  // GET cost more CPU than the transfer itself (issue 5). Only honoured for
+  // GET cost more CPU than the transfer itself. Only honoured for
   // a Submit without delay; the transport may still hand it to a thread of
   // its own (a cap on such connections), so the handler must work either way.
   bool run_on_caller = false;

@@ -191,8 +191,8 @@ std::string DeriveSigningKey(std::string_view secret_access_key, std::string_vie
 namespace {
 
 // The signing key changes once a day (per secret, region and service), and
-// deriving it is four of the five HMACs of a signature: one GET per random
-// read made it a tenth of the mount's CPU (issue 5). Each thread keeps the
+// deriving it is four of the five HMACs of a signature, a cost paid on every
+// small random read. Each thread keeps the
 // last key it derived, so no lock is taken and the signature stays a pure
 // function of the inputs.
 const std::string& CachedSigningKey(std::string_view secret, std::string_view date8,

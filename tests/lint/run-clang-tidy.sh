@@ -7,12 +7,6 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="${1:-$root/build/thread-safety}"
 cd "$root"
 
-# Owned by engineers who are moving them now; linted once their move lands:
-# fuse/staged_writer*, fuse/filled_parts*, fuse/upload_budget*,
-# fuse/prefetch_reader*, prefetch/.
-skipped='fuse/(staged_writer|filled_parts|upload_budget|prefetch_reader)|^prefetch/'
-
-mapfile -t sources < <(git ls-files '*.cc' | grep -v -E '_test\.cc$|/testing/|^tests/(conformance|fixtures)/|sanitizer_probe' |
-  grep -v -E "$skipped")
+mapfile -t sources < <(git ls-files '*.cc' | grep -v -E '_test\.cc$|/testing/|^tests/(conformance|fixtures)/|sanitizer_probe')
 echo "clang-tidy: ${#sources[@]} files"
 run-clang-tidy -quiet -p "$build" -j "${LINT_JOBS:-2}" "${sources[@]/#/$root/}"
