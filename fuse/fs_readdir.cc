@@ -133,7 +133,7 @@ Status Filesystem::ReadDir(Ino ino, uint64_t fh, off_t offset, bool plus, const 
       if (!fill(off == 0 ? "." : "..", dot.attr, plus ? &dot : nullptr, off + 1)) break;
       continue;
     }
-    const size_t index = static_cast<size_t>(off - kDotEntries);
+    const auto index = static_cast<size_t>(off - kDotEntries);
     while (index >= h->listing.entries().size() && !h->done) {
       Status s = FetchNextPage(*h);
       if (!s.ok()) return s;

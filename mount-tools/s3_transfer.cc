@@ -85,7 +85,8 @@ void StartPartGet(s3::ObjectClient& client, const S3Url& url, const std::string&
   p.length = part.length;
   p.if_match = etag;
   client.GetObjectAsync(
-      p, dest, [&bar, length = part.length, done = std::move(done)](Result<s3::GetObjectResult> r) {
+      p, dest,
+      [&bar, length = part.length, done = std::move(done)](const Result<s3::GetObjectResult>& r) {
         if (r.ok()) bar.Add(length);  // a ranged GET succeeds only with every byte asked for
         done(r.status());
       });

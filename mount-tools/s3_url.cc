@@ -31,7 +31,7 @@ Result<S3Url> ParseS3Url(std::string_view text) {
 
 std::string FormatBytes(uint64_t bytes) {
   static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = static_cast<double>(bytes);
+  auto v = static_cast<double>(bytes);
   int unit = 0;
   while (v >= 1024.0 && unit < 4) {
     v /= 1024.0;

@@ -52,7 +52,7 @@ void HintCache::Hint(const std::vector<ObjectVersion>& next) {
       entries_.emplace(key, Entry{part, generation_});
       bytes_ += o.size;
       ++hinted_;
-      to_fetch.push_back({std::move(key), {o, std::move(part)}});
+      to_fetch.push_back({key, {o, std::move(part)}});
     }
   }
   for (auto& [key, job] : to_fetch) {

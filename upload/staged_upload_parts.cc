@@ -117,7 +117,7 @@ void StagedUpload::SendFilled(const std::shared_ptr<StagingStore>& staging,
   }
   ctx_.client->UploadPartAsync(
       p, job->body.bytes(),
-      [this, job, i, gen](Result<s3::UploadPartResult> r) { PartDone(*job, i, gen, r); });
+      [this, job, i, gen](const Result<s3::UploadPartResult>& r) { PartDone(*job, i, gen, r); });
   if (!stage) return;
   auto write = [this, staging, job, i, start] { StageFilled(*staging, job, i, start); };
   if (ctx_.stager) {
@@ -142,7 +142,7 @@ void StagedUpload::SendStaged(StagingStore& staging, const std::shared_ptr<Sendi
   if (*sum) p.crc32c = s3::Crc32cToBase64(**sum);
   ctx_.client->UploadPartAsync(
       p, job->body.bytes(),
-      [this, job, i, gen](Result<s3::UploadPartResult> r) { PartDone(*job, i, gen, r); });
+      [this, job, i, gen](const Result<s3::UploadPartResult>& r) { PartDone(*job, i, gen, r); });
 }
 
 // On the stager: writes part `i` (filled in memory) to the staging file until

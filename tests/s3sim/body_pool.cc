@@ -7,7 +7,7 @@
 namespace s3sim {
 
 BodyPool& BodyPool::Default() {
-  static BodyPool* pool = new BodyPool(kDefaultCapacity);
+  static auto* pool = new BodyPool(kDefaultCapacity);
   return *pool;
 }
 

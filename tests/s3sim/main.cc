@@ -1,8 +1,8 @@
 // s3sim: a fast, strict in-memory S3 server for bucketfs benchmarks and fault
 // tests. See tests/s3sim/options.cc (or --help) for the flags.
 #include <pthread.h>
-#include <signal.h>
 
+#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <iostream>

@@ -33,7 +33,7 @@ bool SendTwo(int fd, const char* a, size_t alen, const char* b, size_t blen) {
       if (errno == EINTR) continue;
       return false;
     }
-    size_t left = static_cast<size_t>(n);
+    auto left = static_cast<size_t>(n);
     while (idx < 2 && left >= iov[idx].iov_len) {
       left -= iov[idx].iov_len;
       ++idx;
