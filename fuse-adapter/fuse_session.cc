@@ -89,10 +89,15 @@ Status CheckMountpoint(const std::string& path) {
 
 int RunFuseSession(Filesystem& fs, const FuseMountOptions& mount,
                    std::function<void(Status)> on_mount_result) {
+  return RunFuseSession(fs, mount,
+                        FuseSessionEvents{.on_mount_result = std::move(on_mount_result)});
+}
+
+int RunFuseSession(Filesystem& fs, const FuseMountOptions& mount, FuseSessionEvents events) {
   const FsConfig& config = fs.config();
   auto report = [&](Status s) {
-    if (on_mount_result) on_mount_result(std::move(s));
-    on_mount_result = nullptr;
+    if (events.on_mount_result) events.on_mount_result(std::move(s));
+    events.on_mount_result = nullptr;
   };
   if (Status s = CheckMountpoint(mount.mountpoint); !s.ok()) {
     spdlog::error("{}", s.error().message);
@@ -171,6 +176,9 @@ int RunFuseSession(Filesystem& fs, const FuseMountOptions& mount,
   fuse_loop_cfg_destroy(loop);
 
   // Signalled or unmounted: finish what applications wrote, then unmount.
+  // A restart handover would decide here, instead of unmounting, to pass
+  // the /dev/fuse descriptor on (fuse_session_fd(se)).
+  if (events.on_loop_ended) events.on_loop_ended(loop_result > 0 ? loop_result : 0);
   Status shutdown = fs.Shutdown();
   fuse_remove_signal_handlers(se);
   fuse_session_unmount(se);

@@ -43,6 +43,7 @@
 #include "fuse/file_writer.h"
 #include "fuse/fs_config.h"
 #include "fuse/inode_table.h"
+#include "fuse/io_counters.h"
 #include "fuse/listing_prefetcher.h"
 #include "fuse/local_namespace.h"
 #include "fuse/name_cache.h"
@@ -158,6 +159,8 @@ class Filesystem {
 
   const FsConfig& config() const { return config_; }
   const InodeTable& inodes() const { return inodes_; }
+  // Bytes through the mount and failed operations, for status reports.
+  const IoCounters& io_counters() const { return io_counters_; }
 
  private:
   struct FileHandle;
@@ -228,6 +231,7 @@ class Filesystem {
   const std::unique_ptr<ListingPrefetcher> listing_prefetch_;
   SiblingHints siblings_;
   StatWalkers stat_walkers_;
+  IoCounters io_counters_;
 
   mutable Mutex handles_mu_;
   uint64_t next_fh_ GUARDED_BY(handles_mu_) = 1;

@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -18,10 +19,14 @@
 #include "fuse-adapter/fuse_session.h"
 #include "mount-tools/commands.h"
 #include "mount-tools/daemonize.h"
+#include "mount-tools/env_file.h"
 #include "mount-tools/logging.h"
+#include "mount-tools/memory_limit.h"
 #include "mount-tools/mount_checks.h"
 #include "mount-tools/mount_options.h"
 #include "mount-tools/mount_wiring.h"
+#include "mount-tools/service_notifier.h"
+#include "mount-tools/systemd_notify.h"
 #include "mount-tools/upload_cleanup.h"
 #include "s3/client_config.h"
 #include "s3/credentials.h"
@@ -42,6 +47,21 @@ std::string Describe(const MountOptions& o) { return o.source + " at " + o.fuse.
 void TuneAllocatorForStreaming() {
   mallopt(M_MMAP_THRESHOLD, 4 << 20);
   mallopt(M_TRIM_THRESHOLD, 64 << 20);
+}
+
+// The read-ahead budget: --max-memory, else a quarter of the memory this
+// process may use (its cgroup's limit when lower than RAM); logged either way.
+void SetReadBudget(fs::FsConfig& config) {
+  if (!config.prefetch) return;
+  if (config.max_memory != 0) {
+    spdlog::info("read-ahead memory budget {} (--max-memory)", ShowMemory(config.max_memory));
+    return;
+  }
+  const DefaultReadBudget budget =
+      ChooseDefaultReadBudget(AvailableMemoryFor(PhysicalMemoryBytes()));
+  // Two read parts at least: one being served, one in flight.
+  config.max_memory = std::max(budget.bytes, 2 * config.read_part_size);
+  spdlog::info("{}", budget.explanation);
 }
 
 // Everything after detaching: returns the process exit code; `report` is
@@ -73,19 +93,32 @@ int Serve(const MountOptions& options, const s3::ClientConfig& client_config, co
   // Metadata cache records are keyed by server: the endpoint, or AWS's region.
   fs_config.cache_scope = client_config.endpoint_url.empty() ? "aws:" + client_config.region
                                                              : client_config.endpoint_url;
+  SetReadBudget(fs_config);
   std::unique_ptr<fs::Filesystem> filesystem = BuildFilesystem(std::move(client), fs_config);
+  // Declared after the filesystem: its thread reads the counters until Stop.
+  const SystemdNotifier systemd =
+      options.fuse.foreground ? SystemdNotifier() : SystemdNotifier::Disabled();
+  ServiceNotifier notifier(systemd,
+                           {.mountpoint = options.fuse.mountpoint, .source = options.source},
+                           [&filesystem] { return filesystem->io_counters().Snapshot(); });
   bool mounted = false;
-  int code = fs::RunFuseSession(*filesystem, options.fuse, [&](Status result) {
+  fs::FuseSessionEvents events;
+  events.on_mount_result = [&](Status result) {
     if (result.ok()) {
       mounted = true;
       report(result);
+      notifier.MountReported();
       return;
     }
     Error e = result.error();
     e.message = "cannot mount " + Describe(options) + ": " + e.message;
     spdlog::error("{}", e.message);
     report(e);
-  });
+  };
+  // Where SIGTERM (or an unmount from outside) arrives, before uploads finish.
+  events.on_loop_ended = [&](int signal) { notifier.Stopping(signal); };
+  int code = fs::RunFuseSession(*filesystem, options.fuse, std::move(events));
+  notifier.Stop();
   if (!mounted && code == 0) code = 1;
   spdlog::log(code == 0 ? spdlog::level::info : spdlog::level::warn,
               "bucketfs exits with status {}", code);
@@ -113,7 +146,17 @@ int RunMountCommand(int argc, char** argv) {
     std::fprintf(stderr, "bucketfs: %s\n", s.error().message.c_str());
     return 1;
   }
-  const s3::EnvMap env = s3::CurrentEnvironment();
+  s3::EnvMap env = s3::CurrentEnvironment();
+  if (!options.env_file.empty()) {
+    auto file = LoadEnvFile(options.env_file, ::geteuid());
+    if (!file.ok()) {
+      std::fprintf(stderr, "bucketfs: %s\n", file.error().message.c_str());
+      return 1;
+    }
+    for (const std::string& w : file->warnings)
+      std::fprintf(stderr, "bucketfs: warning: %s\n", w.c_str());
+    MergeEnvFile(*file, env);
+  }
   auto client_config = s3::ResolveClientConfig(options.client, env);
   if (!client_config.ok()) {
     std::fprintf(stderr, "bucketfs: %s\n", client_config.error().message.c_str());

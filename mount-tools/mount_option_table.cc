@@ -248,6 +248,13 @@ const std::vector<OptionSpec>& Specs() {
          return Status::Ok();
        },
        "FILE to append the log to"},
+      {"env-file", true,
+       [](Builder& b, std::string_view v) -> Status {
+         if (v.empty()) return UsageError("empty file name");
+         b.opts.env_file = std::string(v);
+         return Status::Ok();
+       },
+       "FILE of AWS_* settings (KEY=VALUE lines, mode 0600)"},
       {"foreground", false,
        [](Builder& b, std::string_view) {
          b.opts.fuse.foreground = true;

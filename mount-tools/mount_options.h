@@ -43,6 +43,7 @@ struct MountOptions {
   fs::FuseMountOptions fuse;
   LogSettings log;
   bool allow_nonempty = false;  // -o nonempty: mount over a non-empty directory
+  std::string env_file;         // --env-file: AWS_* settings (env_file.h); "" = none
 };
 
 // What the process was asked to do.

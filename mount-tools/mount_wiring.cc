@@ -26,7 +26,6 @@ std::shared_ptr<fs::FileReaderFactory> BuildReaders(const std::shared_ptr<s3::Ob
                                      .gets_on_fuse_threads = config.gets_on_fuse_threads});
   auto prefetcher = std::make_shared<prefetch::Prefetcher>(
       pc, std::make_shared<prefetch::ObjectClientRangeSource>(client));
-  spdlog::info("read-ahead memory budget {} MiB", prefetcher->budget().limit() >> 20);
   return fs::MakePrefetchReaderFactory(std::move(prefetcher), kReplyThreads);
 }
 

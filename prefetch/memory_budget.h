@@ -27,6 +27,11 @@ class MemoryBudget {
 
   // A quarter of physical RAM, clamped to [256 MiB, 4 GiB].
   static uint64_t DefaultBudgetBytes();
+  // The same rule for `memory_bytes` of memory (the mount passes its
+  // cgroup's limit when that is lower than RAM).
+  static uint64_t DefaultBudgetBytes(uint64_t memory_bytes);
+  static constexpr uint64_t kMinDefaultBytes = 256ull << 20;
+  static constexpr uint64_t kMaxDefaultBytes = 4ull << 30;
 
   // Reserves `bytes` if that keeps used() <= limit(); false otherwise.
   [[nodiscard]] bool TryReserve(uint64_t bytes);

@@ -1,0 +1,117 @@
+# container.sh: a Debian bookworm root booted with systemd as its PID 1
+# (systemd-nspawn), for tests of bucketfs's units under a real service
+# manager. Source it from a bash test; the functions:
+#
+#   container_build_root            debootstrap the root once, cached in $CONTAINER_ROOT
+#   container_install_bucketfs DIR  cmake --install the build DIR into the root's /usr
+#   container_boot                  boot it (volatile overlay: the cached root stays clean)
+#   container_exec CMD...           run CMD inside (all namespaces of its PID 1)
+#   container_wait_for_unit_manager wait until systemd inside accepts systemctl
+#   container_teardown              power it off (kill nspawn after a bound)
+#
+# The container shares the host's network (no --private-network), so a
+# server on the host's loopback is reachable at 127.0.0.1 from inside.
+# Exit status 77 from container_build_root means the mirror is unreachable.
+
+CONTAINER_ROOT=${CONTAINER_ROOT:-/var/cache/bucketfs-test/bookworm}
+CONTAINER_MIRROR=${CONTAINER_MIRROR:-http://deb.debian.org/debian}
+# The runtime libraries bucketfs links (ldd + dpkg -S), and what a booted
+# system with FUSE needs.
+CONTAINER_PACKAGES=systemd,systemd-sysv,dbus,fuse3,ca-certificates,libcurl4,liblmdb0,libfuse3-3,libspdlog1.10,libfmt9,libpugixml1v5,libsystemd0,libssl3
+CONTAINER_NSPAWN_PID=""
+CONTAINER_PID=""
+CONTAINER_LOG=""
+
+container_log() { echo "container: $*" >&2; }
+
+# Builds the root once; a root without the marker file (an interrupted
+# build) is built again from scratch.
+container_build_root() {
+  if [ -f "$CONTAINER_ROOT/.bucketfs-root-complete" ]; then return 0; fi
+  command -v debootstrap >/dev/null || { container_log "debootstrap missing (mount-tools/install-deps.sh installs it)"; return 1; }
+  if ! curl -fsS --max-time 20 -o /dev/null "$CONTAINER_MIRROR/dists/bookworm/Release"; then
+    container_log "cannot reach $CONTAINER_MIRROR: skipping"
+    return 77
+  fi
+  rm -rf "$CONTAINER_ROOT"
+  mkdir -p "$(dirname "$CONTAINER_ROOT")"
+  local started=$SECONDS
+  container_log "debootstrap bookworm into $CONTAINER_ROOT (once; cached afterwards)"
+  if ! debootstrap --variant=minbase --include="$CONTAINER_PACKAGES" bookworm "$CONTAINER_ROOT" \
+      "$CONTAINER_MIRROR" >"$CONTAINER_ROOT.debootstrap.log" 2>&1; then
+    container_log "debootstrap failed; log: $CONTAINER_ROOT.debootstrap.log"
+    tail -20 "$CONTAINER_ROOT.debootstrap.log" >&2
+    return 1
+  fi
+  # A quiet boot: no getty on the console, no network management to wait for.
+  rm -f "$CONTAINER_ROOT/etc/systemd/system/getty.target.wants/"* 2>/dev/null || true
+  echo bucketfs-test >"$CONTAINER_ROOT/etc/hostname"
+  touch "$CONTAINER_ROOT/.bucketfs-root-complete"
+  container_log "root built in $((SECONDS - started)) s"
+}
+
+# Installs the build tree DIR (cmake --install) into the root, under /usr.
+# The root is then no longer pristine; container_boot's overlay keeps it so
+# only when CONTAINER_INSTALL_IN_OVERLAY is unset, hence install after boot.
+container_install_bucketfs() {
+  local build=$1
+  DESTDIR="$CONTAINER_ROOT.stage" cmake --install "$build" --prefix /usr >/dev/null
+}
+
+# Boots the root: --volatile=overlay puts a tmpfs over it, so every change
+# the test makes vanishes at power-off and the cached root stays as built.
+container_boot() {
+  CONTAINER_LOG=$(mktemp /tmp/bucketfs-nspawn.XXXXXX.log)
+  local binds=(--bind=/dev/fuse)
+  if [ -d "$CONTAINER_ROOT.stage" ]; then
+    binds+=(--bind-ro="$CONTAINER_ROOT.stage:/opt/bucketfs-stage")
+  fi
+  systemd-nspawn -q -b --register=no --keep-unit --volatile=overlay -D "$CONTAINER_ROOT" \
+    --machine=bucketfs-test-$$ "${binds[@]}" "${CONTAINER_NSPAWN_ARGS[@]}" \
+    </dev/null >"$CONTAINER_LOG" 2>&1 &
+  CONTAINER_NSPAWN_PID=$!
+  local deadline=$((SECONDS + 60))
+  while [ -z "$CONTAINER_PID" ]; do
+    CONTAINER_PID=$(pgrep -P "$CONTAINER_NSPAWN_PID" | head -1 || true)
+    if ! kill -0 "$CONTAINER_NSPAWN_PID" 2>/dev/null; then
+      container_log "systemd-nspawn exited; its output:"; cat "$CONTAINER_LOG" >&2; return 1
+    fi
+    [ $SECONDS -lt $deadline ] || { container_log "no PID 1 after 60 s"; return 1; }
+    [ -n "$CONTAINER_PID" ] || sleep 0.2
+  done
+  container_wait_for_unit_manager
+}
+
+container_exec() {
+  nsenter -t "$CONTAINER_PID" -a env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin "$@"
+}
+
+# systemd answers systemctl once its private socket exists and the boot
+# reached a state (running or degraded).
+container_wait_for_unit_manager() {
+  local deadline=$((SECONDS + 90)) state=""
+  while [ $SECONDS -lt $deadline ]; do
+    if container_exec test -S /run/systemd/private 2>/dev/null; then
+      state=$(container_exec systemctl is-system-running 2>/dev/null || true)
+      case "$state" in running|degraded) return 0 ;; esac
+    fi
+    sleep 0.5
+  done
+  container_log "systemd inside did not finish booting (state '$state'); nspawn output:"
+  cat "$CONTAINER_LOG" >&2
+  return 1
+}
+
+container_teardown() {
+  [ -n "$CONTAINER_NSPAWN_PID" ] || return 0
+  if kill -0 "$CONTAINER_NSPAWN_PID" 2>/dev/null; then
+    container_exec systemctl poweroff --no-block >/dev/null 2>&1 || true
+    local deadline=$((SECONDS + 30))
+    while kill -0 "$CONTAINER_NSPAWN_PID" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.3; done
+    kill -9 "$CONTAINER_NSPAWN_PID" 2>/dev/null || true
+  fi
+  wait "$CONTAINER_NSPAWN_PID" 2>/dev/null || true
+  CONTAINER_NSPAWN_PID=""
+  CONTAINER_PID=""
+  rm -f "$CONTAINER_LOG"
+}
