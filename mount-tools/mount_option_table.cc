@@ -213,7 +213,7 @@ const std::vector<OptionSpec>& Specs() {
       {"direct-io", false, Flag(&fs::FsConfig::direct_io),
        "bypass the page cache (faster big reads; no MAP_SHARED mmap)"},
       {"max-memory", true, Budget(&fs::FsConfig::max_memory),
-       "SIZE of all read-ahead data (RAM/4 within 256M..4G)"},
+       "SIZE of all read-ahead data (1/4 of RAM or of the cgroup memory limit, 256M..4G)"},
       {"max-upload-memory", true, Budget(&fs::FsConfig::max_upload_memory),
        "SIZE of part buffers of all files being written (256M)"},
       {"upload-concurrency", true,
