@@ -3,8 +3,9 @@
 # manager. Source it from a bash test; the functions:
 #
 #   container_build_root            debootstrap the root once, cached in $CONTAINER_ROOT
-#   container_install_bucketfs DIR  cmake --install the build DIR into the root's /usr
+#   container_stage_install BUILD   cmake --install BUILD (prefix /usr) into a staging dir
 #   container_boot                  boot it (volatile overlay: the cached root stays clean)
+#   container_install_staged        copy the staged install into the running container
 #   container_exec CMD...           run CMD inside (all namespaces of its PID 1)
 #   container_wait_for_unit_manager wait until systemd inside accepts systemctl
 #   container_teardown              power it off (kill nspawn after a bound)
@@ -18,6 +19,8 @@ CONTAINER_MIRROR=${CONTAINER_MIRROR:-http://deb.debian.org/debian}
 # The runtime libraries bucketfs links (ldd + dpkg -S), and what a booted
 # system with FUSE needs.
 CONTAINER_PACKAGES=systemd,systemd-sysv,dbus,fuse3,ca-certificates,libcurl4,liblmdb0,libfuse3-3,libspdlog1.10,libfmt9,libpugixml1v5,libsystemd0,libssl3
+CONTAINER_NSPAWN_ARGS=()  # more systemd-nspawn arguments (binds), set before container_boot
+CONTAINER_STAGE=""
 CONTAINER_NSPAWN_PID=""
 CONTAINER_PID=""
 CONTAINER_LOG=""
@@ -50,12 +53,18 @@ container_build_root() {
   container_log "root built in $((SECONDS - started)) s"
 }
 
-# Installs the build tree DIR (cmake --install) into the root, under /usr.
-# The root is then no longer pristine; container_boot's overlay keeps it so
-# only when CONTAINER_INSTALL_IN_OVERLAY is unset, hence install after boot.
-container_install_bucketfs() {
+# Stages `cmake --install BUILD --prefix /usr` in a host directory that
+# container_boot binds at /opt/bucketfs-stage; container_install_staged
+# then copies it into the booted container's /usr (the overlay), so the
+# cached root never holds a build.
+container_stage_install() {
   local build=$1
-  DESTDIR="$CONTAINER_ROOT.stage" cmake --install "$build" --prefix /usr >/dev/null
+  CONTAINER_STAGE=$(mktemp -d /tmp/bucketfs-stage.XXXXXX)
+  DESTDIR="$CONTAINER_STAGE" cmake --install "$build" --prefix /usr >/dev/null
+}
+container_install_staged() {
+  container_exec cp -a --no-preserve=ownership /opt/bucketfs-stage/. /
+  container_exec systemctl daemon-reload
 }
 
 # Boots the root: --volatile=overlay puts a tmpfs over it, so every change
@@ -63,11 +72,11 @@ container_install_bucketfs() {
 container_boot() {
   CONTAINER_LOG=$(mktemp /tmp/bucketfs-nspawn.XXXXXX.log)
   local binds=(--bind=/dev/fuse)
-  if [ -d "$CONTAINER_ROOT.stage" ]; then
-    binds+=(--bind-ro="$CONTAINER_ROOT.stage:/opt/bucketfs-stage")
+  if [ -n "${CONTAINER_STAGE:-}" ]; then
+    binds+=(--bind-ro="$CONTAINER_STAGE:/opt/bucketfs-stage")
   fi
   systemd-nspawn -q -b --register=no --keep-unit --volatile=overlay -D "$CONTAINER_ROOT" \
-    --machine=bucketfs-test-$$ "${binds[@]}" "${CONTAINER_NSPAWN_ARGS[@]}" \
+    --machine=bucketfs-test-$$ "${binds[@]}" "${CONTAINER_NSPAWN_ARGS[@]+"${CONTAINER_NSPAWN_ARGS[@]}"}" \
     </dev/null >"$CONTAINER_LOG" 2>&1 &
   CONTAINER_NSPAWN_PID=$!
   local deadline=$((SECONDS + 60))
@@ -103,15 +112,16 @@ container_wait_for_unit_manager() {
 }
 
 container_teardown() {
-  [ -n "$CONTAINER_NSPAWN_PID" ] || return 0
-  if kill -0 "$CONTAINER_NSPAWN_PID" 2>/dev/null; then
+  if [ -n "$CONTAINER_NSPAWN_PID" ] && kill -0 "$CONTAINER_NSPAWN_PID" 2>/dev/null; then
     container_exec systemctl poweroff --no-block >/dev/null 2>&1 || true
     local deadline=$((SECONDS + 30))
     while kill -0 "$CONTAINER_NSPAWN_PID" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.3; done
     kill -9 "$CONTAINER_NSPAWN_PID" 2>/dev/null || true
   fi
-  wait "$CONTAINER_NSPAWN_PID" 2>/dev/null || true
+  [ -z "$CONTAINER_NSPAWN_PID" ] || wait "$CONTAINER_NSPAWN_PID" 2>/dev/null || true
   CONTAINER_NSPAWN_PID=""
   CONTAINER_PID=""
-  rm -f "$CONTAINER_LOG"
+  [ -z "$CONTAINER_LOG" ] || rm -f "$CONTAINER_LOG"
+  [ -z "${CONTAINER_STAGE:-}" ] || rm -rf "$CONTAINER_STAGE"
+  CONTAINER_STAGE=""
 }
