@@ -7,9 +7,11 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 #include "fuse-adapter/fuse_adapter.h"
 #include "fuse-adapter/init_flags_io.h"
@@ -83,6 +85,14 @@ Status CheckMountpoint(const std::string& path) {
     return MakeError(ENOTDIR, "Mountpoint", "mount point " + path + " is not a directory");
   }
   return Status::Ok();
+}
+
+// Tests of readiness (tests/mount/e2e_notify.sh) widen the gap between the
+// mount report and the loop's start, so that "ready" sent too early shows.
+void DelayLoopStartForTests() {
+  const char* ms = std::getenv("BUCKETFS_TEST_LOOP_START_DELAY_MS");
+  if (ms == nullptr) return;
+  std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(ms)));
 }
 
 }  // namespace
@@ -166,6 +176,7 @@ int RunFuseSession(Filesystem& fs, const FuseMountOptions& mount, FuseSessionEve
   }
   spdlog::info("mounted s3://{}/{} at {}", config.bucket, config.prefix, mount.mountpoint);
   report(Status::Ok());
+  DelayLoopStartForTests();
 
   fuse_loop_config* loop = fuse_loop_cfg_create();
   fuse_loop_cfg_set_clone_fd(loop, 1);
