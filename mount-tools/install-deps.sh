@@ -20,6 +20,7 @@ packages=(
   libpugixml-dev
   libcli11-dev
   libsystemd-dev systemd
+  debootstrap systemd-container util-linux man-db
   libgtest-dev libgmock-dev googletest
   curl ca-certificates procps psmisc
   fio s3fs rclone gnuplot-nox
