@@ -1,11 +1,14 @@
 // `bucketfs SOURCE MOUNTPOINT [options]`: the composition root of a mount.
 //
-// Order matters: parse (exit 2 on a usage error) -> check the mountpoint and
-// resolve the client configuration (exit 1, nothing started yet) -> detach
+// Order matters: parse (exit 2 on a usage error) -> check the mountpoint, read
+// the --env-file and resolve the client configuration (exit 1, nothing
+// started yet) -> detach
 // (fork while single-threaded) -> in the serving process: logging, the S3
 // client, the bucket check, the components (mount_wiring.h), then
-// RunFuseSession, whose mount result travels back to the waiting parent. With -f every step runs in
-// this process.
+// RunFuseSession, whose mount result travels back to the waiting parent and,
+// with -f under systemd, to the ServiceNotifier (READY=1 once the mount
+// answers, STOPPING=1 when the loop ends). With -f every step runs in this
+// process.
 #include <malloc.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
