@@ -212,6 +212,17 @@ TEST(MountOptionsTest, GenericMountOptionsIgnored) {
   EXPECT_TRUE(o.fuse.fuse_options.empty());
 }
 
+TEST(MountOptionsTest, EnvFile) {
+  EXPECT_EQ(ParseOk({"s3://b", "/mnt"}).env_file, "");
+  EXPECT_EQ(ParseOk({"s3://b", "/mnt", "--env-file", "/etc/bucketfs/a.env"}).env_file,
+            "/etc/bucketfs/a.env");
+  EXPECT_EQ(ParseOk({"s3://b", "/mnt", "-o", "_netdev,env_file=/etc/b.env,nofail"}).env_file,
+            "/etc/b.env");
+  EXPECT_NE(ParseError({"s3://b", "/mnt", "--env-file"}).find("needs a value"), std::string::npos);
+  EXPECT_NE(ParseError({"s3://b", "/mnt", "-o", "env_file="}).find("empty file name"),
+            std::string::npos);
+}
+
 TEST(MountOptionsTest, PassthroughOptions) {
   MountOptions o = ParseOk({"s3://b", "/mnt", "-o",
                             "nodev,nosuid,noexec,noatime,fsname=data,subtype=s3,"
