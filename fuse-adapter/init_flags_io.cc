@@ -1,6 +1,7 @@
 #include "fuse-adapter/init_flags_io.h"
 
 #include <linux/fuse.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <cstddef>
@@ -93,6 +94,12 @@ bool InitFlagsIo::SwallowReplayReply(int fd, const iovec* iov, int count) {
   resend.error = kFuseNotifyResend;
   if (write(fd, &resend, sizeof(resend)) == static_cast<ssize_t>(sizeof(resend))) {
     resent_.store(true, std::memory_order_release);
+    spdlog::info("asked the kernel to resend what the previous daemon had not answered");
+  } else {
+    // Before Linux 6.9: requests the previous daemon had read wait forever.
+    spdlog::error("the kernel refused FUSE_NOTIFY_RESEND ({}): requests in flight at the "
+                  "restart stay unanswered until the mount is aborted",
+                  strerror(errno));
   }
   replay_cv_.NotifyAll();
   return true;

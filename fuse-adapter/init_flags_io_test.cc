@@ -2,9 +2,8 @@
 
 #include <gtest/gtest.h>
 #include <linux/fuse.h>
-#include <unistd.h>
-
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -135,7 +134,6 @@ TEST(InitFlagsIo, ReadAndWritevThroughADescriptor) {
   close(fds[0]);
   close(fds[1]);
 }
-
 
 TEST(InitFlagsIo, ReplayedInitIsAnsweredInsideThenTheKernelIsAskedToResend) {
   int fds[2];

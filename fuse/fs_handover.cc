@@ -31,8 +31,8 @@ void Filesystem::Restore(const handover::SessionState& state) {
       continue;
     }
     if (record.kind == handover::HandleKind::kDir) {
-      dirs_.emplace(fh, std::make_shared<DirHandle>(record.ino, in->bucket, in->key,
-                                                    IsBucketList(*in)));
+      dirs_.emplace(
+          fh, std::make_shared<DirHandle>(record.ino, in->bucket, in->key, IsBucketList(*in)));
       ++dirs;
       continue;
     }

@@ -1,8 +1,8 @@
 #include "fuse/inode_table.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <algorithm>
 
 namespace bucketfs::fs {
 

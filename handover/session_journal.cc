@@ -29,8 +29,8 @@ Status WriteAll(int fd, const void* data, size_t n, uint64_t offset) {
     if (w < 0 && errno == EINTR) continue;
     if (w <= 0) {
       const int err = w < 0 ? errno : EIO;
-      return MakeError(err, "Journal", std::string("cannot write the session journal: ") +
-                                           strerror(err));
+      return MakeError(err, "Journal",
+                       std::string("cannot write the session journal: ") + strerror(err));
     }
     p += w;
     n -= static_cast<size_t>(w);
@@ -79,8 +79,8 @@ struct ReadResult {
 Result<ReadResult> ReadJournal(int fd) {
   struct stat st {};
   if (fstat(fd, &st) != 0) {
-    return MakeError(errno, "Journal", std::string("cannot stat the session journal: ") +
-                                           strerror(errno));
+    return MakeError(errno, "Journal",
+                     std::string("cannot stat the session journal: ") + strerror(errno));
   }
   const auto size = static_cast<uint64_t>(st.st_size);
   Header h;

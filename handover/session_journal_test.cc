@@ -21,9 +21,9 @@ std::vector<std::byte> Bytes(const std::string& s) {
 
 TEST(SessionRecords, EveryTypeRoundTrips) {
   const HandleRecord handle{7, 9, HandleKind::kRead, 1234, "\"etag\""};
-  std::vector<std::vector<std::byte>> encoded = {EncodeInit(Bytes("init")), EncodeNode(Node(5, "a")),
-                                                 EncodeNodeDrop(5), EncodeOpen(handle),
-                                                 EncodeClose(7)};
+  std::vector<std::vector<std::byte>> encoded = {EncodeInit(Bytes("init")),
+                                                 EncodeNode(Node(5, "a")), EncodeNodeDrop(5),
+                                                 EncodeOpen(handle), EncodeClose(7)};
   std::vector<RecordType> types = {RecordType::kInit, RecordType::kNode, RecordType::kNodeDrop,
                                    RecordType::kOpen, RecordType::kClose};
   for (size_t i = 0; i < encoded.size(); ++i) {

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,8 +21,10 @@
 #include "mount-tools/daemonize.h"
 #include "mount-tools/logging.h"
 #include "mount-tools/mount_checks.h"
+#include "mount-tools/mount_handover.h"
 #include "mount-tools/mount_options.h"
 #include "mount-tools/mount_wiring.h"
+#include "mount-tools/systemd_fd_store.h"
 #include "mount-tools/upload_cleanup.h"
 #include "s3/client_config.h"
 #include "s3/credentials.h"
@@ -45,9 +48,10 @@ void TuneAllocatorForStreaming() {
 }
 
 // Everything after detaching: returns the process exit code; `report` is
-// called exactly once with the mount outcome.
+// called exactly once with the mount outcome. `passed`: the descriptors a
+// service manager passed (foreground only; null: no restart handover).
 int Serve(const MountOptions& options, const s3::ClientConfig& client_config, const s3::EnvMap& env,
-          const ReportFn& report) {
+          const ReportFn& report, std::map<std::string, int>* passed = nullptr) {
   TuneAllocatorForStreaming();
   spdlog::info("bucketfs 0.1.0: mounting {} (endpoint {}, region {}{})", Describe(options),
                client_config.endpoint_url.empty() ? "AWS" : client_config.endpoint_url,
@@ -73,19 +77,37 @@ int Serve(const MountOptions& options, const s3::ClientConfig& client_config, co
   // Metadata cache records are keyed by server: the endpoint, or AWS's region.
   fs_config.cache_scope = client_config.endpoint_url.empty() ? "aws:" + client_config.region
                                                              : client_config.endpoint_url;
-  std::unique_ptr<fs::Filesystem> filesystem = BuildFilesystem(std::move(client), fs_config);
-  bool mounted = false;
-  int code = fs::RunFuseSession(*filesystem, options.fuse, [&](Status result) {
-    if (result.ok()) {
-      mounted = true;
-      report(result);
-      return;
+  std::unique_ptr<MountHandover> handover;
+  if (passed != nullptr) {
+    auto set_up = SetUpMountHandover(std::move(*passed));
+    if (!set_up.ok()) {
+      Error e = set_up.error();
+      e.message = "cannot take over the mount at " + options.fuse.mountpoint + ": " + e.message;
+      spdlog::error("{}", e.message);
+      report(e);
+      return 1;
     }
-    Error e = result.error();
-    e.message = "cannot mount " + Describe(options) + ": " + e.message;
-    spdlog::error("{}", e.message);
-    report(e);
-  });
+    handover = std::move(*set_up);
+  }
+  std::unique_ptr<fs::Filesystem> filesystem =
+      BuildFilesystem(std::move(client), fs_config, handover ? handover->journal : nullptr);
+  if (handover && handover->takeover) filesystem->Restore(handover->restored);
+  bool mounted = false;
+  int code = fs::RunFuseSession(
+      *filesystem, options.fuse,
+      [&](Status result) {
+        if (result.ok()) {
+          mounted = true;
+          report(result);
+          return;
+        }
+        Error e = result.error();
+        e.message = "cannot mount " + Describe(options) + ": " + e.message;
+        spdlog::error("{}", e.message);
+        report(e);
+      },
+      handover ? &handover->session : nullptr);
+  if (handover && !*handover->handed_over) ForgetStoredMount();
   if (!mounted && code == 0) code = 1;
   spdlog::log(code == 0 ? spdlog::level::info : spdlog::level::warn,
               "bucketfs exits with status {}", code);
@@ -109,7 +131,15 @@ int RunMountCommand(int argc, char** argv) {
   }
   MountOptions options = std::move(parsed->options);
   MakePathsAbsolute(options);
-  if (Status s = CheckMountpoint(options.fuse.mountpoint, options.allow_nonempty); !s.ok()) {
+  // A restarted service gets its live mount back from the service manager
+  // (mount_handover.h); that mountpoint is busy by design, and only this
+  // process can answer a look at it.
+  std::map<std::string, int> passed;
+  if (options.fuse.foreground) passed = TakePassedFds();
+  if (Status s = HasMountToTakeOver(passed)
+                     ? Status::Ok()
+                     : CheckMountpoint(options.fuse.mountpoint, options.allow_nonempty);
+      !s.ok()) {
     std::fprintf(stderr, "bucketfs: %s\n", s.error().message.c_str());
     return 1;
   }
@@ -126,9 +156,12 @@ int RunMountCommand(int argc, char** argv) {
       std::fprintf(stderr, "bucketfs: %s\n", s.error().message.c_str());
       return 1;
     }
-    return Serve(options, *client_config, env, [](const Status& s) {
-      if (!s.ok()) std::fprintf(stderr, "bucketfs: %s\n", s.error().message.c_str());
-    });
+    return Serve(
+        options, *client_config, env,
+        [](const Status& s) {
+          if (!s.ok()) std::fprintf(stderr, "bucketfs: %s\n", s.error().message.c_str());
+        },
+        &passed);
   }
 
   // Nothing above started a thread: fork now (see daemonize.h).
