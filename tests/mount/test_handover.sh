@@ -62,6 +62,7 @@ check "a listing works after the restart" bash -c "ls '$MNT/big' | grep -qx obj-
 check "a new file can be written and read back" bash -c \
   "echo fresh >'$MNT/fresh' && [[ \$(cat '$MNT/fresh') == fresh ]]"
 check "the takeover is logged" grep -q "took the mount over" "$TMP/bucketfs-mnt.log"
+check "the kernel was asked to resend" grep -q "asked the kernel to resend" "$TMP/bucketfs-mnt.log"
 
 kill -TERM "$MANAGER"
 check "SIGTERM outside a restart ends the service cleanly" \
