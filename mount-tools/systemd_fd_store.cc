@@ -34,7 +34,7 @@ BusPtr ConnectToManager() {
 }
 
 std::string GetString(sd_bus* bus, const char* path, const char* interface, const char* name) {
-  sd_bus_error error = SD_BUS_ERROR_NULL;
+  sd_bus_error error{};  // SD_BUS_ERROR_NULL, without a C compound literal
   char* value = nullptr;
   std::string out;
   if (sd_bus_get_property_string(bus, "org.freedesktop.systemd1", path, interface, name, &error,
@@ -106,7 +106,7 @@ bool RestartIsPending() {
   const std::string unit_path = path_raw;
   free(path_raw);  // NOLINT(cppcoreguidelines-no-malloc)
   // Unit.Job is (job id, job object path); id 0: no job.
-  sd_bus_error error = SD_BUS_ERROR_NULL;
+  sd_bus_error error{};  // SD_BUS_ERROR_NULL, without a C compound literal
   sd_bus_message* reply = nullptr;
   uint32_t job_id = 0;
   const char* job_path = nullptr;
