@@ -7,6 +7,7 @@
 // RunFuseSession, whose mount result travels back to the waiting parent. With -f every step runs in
 // this process.
 #include <malloc.h>
+#include <sys/mount.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -136,10 +137,18 @@ int RunMountCommand(int argc, char** argv) {
   // process can answer a look at it.
   std::map<std::string, int> passed;
   if (options.fuse.foreground) passed = TakePassedFds();
-  if (Status s = HasMountToTakeOver(passed)
-                     ? Status::Ok()
-                     : CheckMountpoint(options.fuse.mountpoint, options.allow_nonempty);
-      !s.ok()) {
+  Status checked = HasMountToTakeOver(passed)
+                       ? Status::Ok()
+                       : CheckMountpoint(options.fuse.mountpoint, options.allow_nonempty);
+  // A service's previous daemon died and the manager kept nothing to take
+  // over (a stop in between): its dead mount is in the way of the restart.
+  if (!checked.ok() && checked.error().errno_value == ENOTCONN && UnderServiceManager() &&
+      geteuid() == 0 && umount2(options.fuse.mountpoint.c_str(), MNT_DETACH) == 0) {
+    std::fprintf(stderr, "bucketfs: detached the dead mount of a previous daemon at %s\n",
+                 options.fuse.mountpoint.c_str());
+    checked = CheckMountpoint(options.fuse.mountpoint, options.allow_nonempty);
+  }
+  if (Status s = checked; !s.ok()) {
     std::fprintf(stderr, "bucketfs: %s\n", s.error().message.c_str());
     return 1;
   }
