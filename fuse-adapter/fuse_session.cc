@@ -3,8 +3,12 @@
 #include "fuse-adapter/fuse_session.h"
 
 #include <fcntl.h>
+#include <spawn.h>
 #include <spdlog/spdlog.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -95,21 +99,47 @@ void DelayLoopStartForTests() {
   std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(ms)));
 }
 
+// Unmounts a mount this session took over (libfuse knows no mountpoint for
+// it): lazily, as libfuse unmounts its own, so open files do not block it.
+void DetachTakenOverMount(const std::string& mountpoint) {
+  if (geteuid() == 0) {
+    if (umount2(mountpoint.c_str(), MNT_DETACH) != 0) {
+      spdlog::warn("cannot unmount {}: {}", mountpoint, strerror(errno));
+    }
+    return;
+  }
+  const char* argv[] = {"fusermount3", "-u", "-z", "--", mountpoint.c_str(), nullptr};
+  pid_t pid = 0;
+  if (posix_spawnp(&pid, "fusermount3", nullptr, nullptr, const_cast<char* const*>(argv),
+                   environ) != 0) {
+    spdlog::warn("cannot run fusermount3 to unmount {}", mountpoint);
+    return;
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    spdlog::warn("fusermount3 -u -z {} failed", mountpoint);
+  }
+}
+
 }  // namespace
 
 int RunFuseSession(Filesystem& fs, const FuseMountOptions& mount,
-                   std::function<void(Status)> on_mount_result) {
-  return RunFuseSession(fs, mount,
-                        FuseSessionEvents{.on_mount_result = std::move(on_mount_result)});
+                   std::function<void(Status)> on_mount_result, const SessionHandover* handover) {
+  return RunFuseSession(fs, mount, FuseSessionEvents{.on_mount_result = std::move(on_mount_result)},
+                        handover);
 }
 
-int RunFuseSession(Filesystem& fs, const FuseMountOptions& mount, FuseSessionEvents events) {
+int RunFuseSession(Filesystem& fs, const FuseMountOptions& mount, FuseSessionEvents events,
+                   const SessionHandover* handover) {
   const FsConfig& config = fs.config();
   auto report = [&](Status s) {
     if (events.on_mount_result) events.on_mount_result(std::move(s));
     events.on_mount_result = nullptr;
   };
-  if (Status s = CheckMountpoint(mount.mountpoint); !s.ok()) {
+  const bool takeover = handover != nullptr && handover->takeover_fd >= 0;
+  // Checking a mountpoint this process is about to serve would wait on itself.
+  if (Status s = takeover ? Status::Ok() : CheckMountpoint(mount.mountpoint); !s.ok()) {
     spdlog::error("{}", s.error().message);
     report(s);
     return 1;
@@ -117,7 +147,7 @@ int RunFuseSession(Filesystem& fs, const FuseMountOptions& mount, FuseSessionEve
 
   // Canonical now: after the mount, resolving it would wait on our own root.
   std::string canonical = mount.mountpoint;
-  if (char* real = realpath(mount.mountpoint.c_str(), nullptr)) {
+  if (char* real = takeover ? nullptr : realpath(mount.mountpoint.c_str(), nullptr)) {
     canonical = real;
     free(real);  // NOLINT(cppcoreguidelines-no-malloc): realpath's buffer
   }
@@ -134,6 +164,8 @@ int RunFuseSession(Filesystem& fs, const FuseMountOptions& mount, FuseSessionEve
   // write handle would fault its pages in with READs that handle cannot
   // serve (SIGBUS). Without the flag such a mapping fails with ENODEV.
   InitFlagsIo init_io(kFuseParallelDirops | (config.read_only ? kFuseDirectIoAllowMmap : 0));
+  if (handover != nullptr && handover->record_init) init_io.OnInitRequest(handover->record_init);
+  if (takeover) init_io.ReplayInit(handover->takeover_init);
   SessionData session{&fs, &init_io};
   const fuse_lowlevel_ops& ops = FuseOperations();
   fuse_session* se = fuse_session_new(&fargs, &ops, sizeof(ops), &session);
@@ -144,12 +176,24 @@ int RunFuseSession(Filesystem& fs, const FuseMountOptions& mount, FuseSessionEve
     report(s);
     return 1;
   }
+  const fuse_custom_io custom_io = InitFlagsCustomIo();
   if (fuse_set_signal_handlers(se) != 0) {
     fuse_session_destroy(se);
     report(MakeError(EIO, "Signals", "could not install signal handlers"));
     return 1;
   }
-  if (fuse_session_mount(se, mount.mountpoint.c_str()) != 0) {
+  if (takeover) {
+    if (int err = fuse_session_custom_io(se, &custom_io, handover->takeover_fd); err != 0) {
+      Status s =
+          MakeError(-err, "Takeover",
+                    std::string("cannot serve the handed-over FUSE descriptor: ") + strerror(-err));
+      spdlog::error("{}", s.error().message);
+      fuse_remove_signal_handlers(se);
+      fuse_session_destroy(se);
+      report(s);
+      return 1;
+    }
+  } else if (fuse_session_mount(se, mount.mountpoint.c_str()) != 0) {
     Status s = MakeError(EIO, "Mount",
                          "could not mount at " + mount.mountpoint +
                              " (is /dev/fuse available? see the message above)");
@@ -160,8 +204,7 @@ int RunFuseSession(Filesystem& fs, const FuseMountOptions& mount, FuseSessionEve
     return 1;
   }
   // The same descriptor, read and written through InitFlagsIo from now on.
-  const fuse_custom_io custom_io = InitFlagsCustomIo();
-  if (session.init_io != nullptr) {
+  if (!takeover && session.init_io != nullptr) {
     if (int err = fuse_session_custom_io(se, &custom_io, fuse_session_fd(se)); err != 0) {
       session.init_io = nullptr;
       spdlog::warn(
@@ -171,28 +214,47 @@ int RunFuseSession(Filesystem& fs, const FuseMountOptions& mount, FuseSessionEve
     }
   }
   // Before the loop answers INIT (see mount_readahead.h).
-  if (Status s = SetMountReadahead(canonical, kMaxReadahead); !s.ok()) {
+  if (Status s = takeover ? Status::Ok() : SetMountReadahead(canonical, kMaxReadahead); !s.ok()) {
     spdlog::debug("kernel readahead left at its default: {}", s.error().message);
   }
-  spdlog::info("mounted s3://{}/{} at {}", config.bucket, config.prefix, mount.mountpoint);
+  if (handover != nullptr && handover->keep_fd) handover->keep_fd(fuse_session_fd(se));
+  spdlog::info("{} s3://{}/{} at {}", takeover ? "took over the mount of" : "mounted",
+               config.bucket, config.prefix, mount.mountpoint);
   report(Status::Ok());
   DelayLoopStartForTests();
 
   fuse_loop_config* loop = fuse_loop_cfg_create();
-  fuse_loop_cfg_set_clone_fd(loop, 1);
+  // Cloned descriptors die with this process, and the kernel fails what was
+  // read through them: a session that may be handed over reads the one it keeps.
+  fuse_loop_cfg_set_clone_fd(loop, handover == nullptr ? 1 : 0);
   const int threads = std::max(1, mount.max_threads);
   fuse_loop_cfg_set_max_threads(loop, static_cast<unsigned>(threads));
   fuse_loop_cfg_set_idle_threads(loop, static_cast<unsigned>(threads));
   const int loop_result = fuse_session_loop_mt(se, loop);
   fuse_loop_cfg_destroy(loop);
 
-  // Signalled or unmounted: finish what applications wrote, then unmount.
-  // A restart handover would decide here, instead of unmounting, to pass
-  // the /dev/fuse descriptor on (fuse_session_fd(se)).
+  // Signalled or unmounted (the service manager hears "stopping" here,
+  // before uploads finish or the mount is handed over).
   if (events.on_loop_ended) events.on_loop_ended(loop_result > 0 ? loop_result : 0);
+  // Unmounted from outside: nothing to hand over. Signalled: a successor may
+  // take the mount over, or this daemon finishes what applications wrote and
+  // unmounts.
+  const bool unmounted = fuse_session_exited(se) && loop_result == 0;
+  if (!unmounted && handover != nullptr && handover->hand_over_at_exit &&
+      handover->hand_over_at_exit()) {
+    Status prepared = fs.PrepareHandover();
+    fuse_remove_signal_handlers(se);
+    fuse_session_destroy(se);  // closes this process's descriptor, not the kept one
+    spdlog::info("left {} mounted for the next bucketfs", mount.mountpoint);
+    return prepared.ok() ? 0 : 1;
+  }
   Status shutdown = fs.Shutdown();
   fuse_remove_signal_handlers(se);
-  fuse_session_unmount(se);
+  if (takeover) {
+    DetachTakenOverMount(mount.mountpoint);
+  } else {
+    fuse_session_unmount(se);
+  }
   fuse_session_destroy(se);
   spdlog::info("unmounted {}", mount.mountpoint);
   if (!shutdown.ok()) return 1;

@@ -9,8 +9,10 @@
 // value.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -30,6 +32,26 @@ struct FuseMountOptions {
   bool debug = false;    // libfuse's own request trace ("-d") on stderr
 };
 
+// Restart without unmounting: what the session needs to leave its mount to
+// a successor daemon, or to take over the one a predecessor left. The kernel
+// keeps a FUSE mount alive while some process holds its /dev/fuse descriptor
+// (keep_fd hands it to one: systemd's file descriptor store, or the next
+// daemon); the successor replays the INIT the kernel sent once, and the
+// kernel resends the requests that were read but not answered.
+struct SessionHandover {
+  // Takeover: the live mount's /dev/fuse descriptor (the session owns it from
+  // now on) and the INIT request its first daemon answered; -1: mount anew.
+  int takeover_fd = -1;
+  std::vector<std::byte> takeover_init;
+  // Mounting anew: called with the kernel's INIT request, for a successor.
+  std::function<void(std::span<const std::byte>)> record_init;
+  // Called once with the mount's descriptor (mounted or taken over).
+  std::function<void(int fd)> keep_fd;
+  // Called when the loop ends: true leaves the mount in place for a
+  // successor (no unmount); false or unset unmounts as usual.
+  std::function<bool()> hand_over_at_exit;
+};
+
 // What the caller hears of the session's life; every member may be empty.
 struct FuseSessionEvents {
   // Called exactly once: with Ok just before the loop starts serving (the
@@ -44,12 +66,17 @@ struct FuseSessionEvents {
 };
 
 // Mounts `fs` at `mount.mountpoint` and serves it until unmounted or
-// signalled. Returns the process exit code: 0 on a clean unmount, non-zero
-// when mounting failed or uploads could not finish.
-int RunFuseSession(Filesystem& fs, const FuseMountOptions& mount, FuseSessionEvents events);
+// signalled, telling `events` what happens. Returns the process exit code: 0 on a
+// clean unmount, non-zero when mounting failed or uploads could not finish.
+// With `handover` (may be null), the session can be handed over (see
+// SessionHandover); each worker thread then reads the one descriptor, which
+// is the one a successor gets.
+int RunFuseSession(Filesystem& fs, const FuseMountOptions& mount, FuseSessionEvents events,
+                   const SessionHandover* handover = nullptr);
 
 // The same with only a mount-result callback.
 int RunFuseSession(Filesystem& fs, const FuseMountOptions& mount,
-                   std::function<void(Status)> on_mount_result);
+                   std::function<void(Status)> on_mount_result,
+                   const SessionHandover* handover = nullptr);
 
 }  // namespace bucketfs::fs

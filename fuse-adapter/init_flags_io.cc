@@ -1,6 +1,7 @@
 #include "fuse-adapter/init_flags_io.h"
 
 #include <linux/fuse.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <cstddef>
@@ -28,6 +29,7 @@ void InitFlagsIo::SeeRequest(std::span<const std::byte> request) {
   if ((flags & FUSE_INIT_EXT) && body.size() >= kInitInFlags2End) {
     std::memcpy(&flags2, body.data() + offsetof(fuse_init_in, flags2), sizeof(flags2));
   }
+  if (record_init_) record_init_(request);
   offered_.store(flags | (uint64_t{flags2} << 32), std::memory_order_release);
   init_unique_.store(in.unique, std::memory_order_release);
   init_pending_.store(true, std::memory_order_release);
@@ -61,7 +63,60 @@ void InitFlagsIo::PatchReply(iovec* iov, int count) {
   added_.store(add, std::memory_order_release);
 }
 
+void InitFlagsIo::ReplayInit(std::vector<std::byte> request) {
+  MutexLock lock(replay_mu_);
+  replay_ = std::move(request);
+  replay_handed_out_ = false;
+  replay_answered_ = false;
+  replaying_.store(true, std::memory_order_release);
+  resent_.store(false, std::memory_order_release);
+}
+
+bool InitFlagsIo::SwallowReplayReply(int fd, const iovec* iov, int count) {
+  fuse_out_header out{};
+  if (count < 1 || iov[0].iov_len < sizeof(out)) return false;
+  std::memcpy(&out, iov[0].iov_base, sizeof(out));
+  fuse_in_header in{};
+  {
+    MutexLock lock(replay_mu_);
+    if (replay_.size() < sizeof(in)) return false;
+    std::memcpy(&in, replay_.data(), sizeof(in));
+    if (out.unique != in.unique) return false;
+    replay_answered_ = true;
+  }
+  init_pending_.store(false, std::memory_order_release);
+  init_done_.store(true, std::memory_order_release);
+  replaying_.store(false, std::memory_order_release);
+  // The kernel has the previous daemon's answer already; now every request
+  // that daemon had read and not answered comes back (Linux 6.9+).
+  fuse_out_header resend{};
+  resend.len = sizeof(resend);
+  resend.error = kFuseNotifyResend;
+  if (write(fd, &resend, sizeof(resend)) == static_cast<ssize_t>(sizeof(resend))) {
+    resent_.store(true, std::memory_order_release);
+    spdlog::info("asked the kernel to resend what the previous daemon had not answered");
+  } else {
+    // Before Linux 6.9: requests the previous daemon had read wait forever.
+    spdlog::error("the kernel refused FUSE_NOTIFY_RESEND ({}): requests in flight at the "
+                  "restart stay unanswered until the mount is aborted",
+                  strerror(errno));
+  }
+  replay_cv_.NotifyAll();
+  return true;
+}
+
 ssize_t InitFlagsIo::Read(int fd, void* buf, size_t len) {
+  if (replaying_.load(std::memory_order_acquire)) {
+    MutexLock lock(replay_mu_);
+    if (!replay_handed_out_ && !replay_.empty() && replay_.size() <= len) {
+      replay_handed_out_ = true;
+      std::memcpy(buf, replay_.data(), replay_.size());
+      SeeRequest(replay_);
+      return static_cast<ssize_t>(replay_.size());
+    }
+    // Nothing else may reach libfuse before its session has seen INIT.
+    while (!replay_answered_) replay_cv_.Wait(replay_mu_);
+  }
   const ssize_t n = read(fd, buf, len);
   if (n > 0 && !init_done_.load(std::memory_order_acquire)) {
     SeeRequest(std::span(static_cast<const std::byte*>(buf), static_cast<size_t>(n)));
@@ -70,6 +125,11 @@ ssize_t InitFlagsIo::Read(int fd, void* buf, size_t len) {
 }
 
 ssize_t InitFlagsIo::Writev(int fd, iovec* iov, int count) {
+  if (replaying_.load(std::memory_order_acquire) && SwallowReplayReply(fd, iov, count)) {
+    ssize_t total = 0;
+    for (int i = 0; i < count; ++i) total += static_cast<ssize_t>(iov[i].iov_len);
+    return total;
+  }
   if (!init_done_.load(std::memory_order_acquire)) PatchReply(iov, count);
   return writev(fd, iov, count);
 }

@@ -20,6 +20,13 @@
 // splice(2)), so libfuse's splice capabilities stay what they are without
 // custom I/O.
 //
+// Taking a live mount over (a restarted daemon): libfuse's session answers
+// nothing before INIT, but the kernel sends INIT only once per mount. With
+// ReplayInit, the first Read returns the INIT request the previous daemon was
+// sent (other threads' reads wait until it is answered), its reply is
+// swallowed, and then FUSE_NOTIFY_RESEND asks the kernel to send again every
+// request the previous daemon had read but not answered.
+//
 // Thread-safe: libfuse calls Read and Writev from every worker thread.
 #pragma once
 
@@ -29,7 +36,12 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
+#include <vector>
+
+#include "base/mutex.h"
+#include "base/thread_annotations.h"
 
 namespace bucketfs::fs {
 
@@ -37,6 +49,8 @@ namespace bucketfs::fs {
 inline constexpr uint64_t kFuseDirectIoAllowMmap = 1ull << 36;
 // linux/fuse.h 7.25 (FUSE_PARALLEL_DIROPS), which libfuse 3.14 never sends.
 inline constexpr uint64_t kFuseParallelDirops = 1ull << 18;
+// linux/fuse.h 7.40 notification code (FUSE_NOTIFY_RESEND).
+inline constexpr int32_t kFuseNotifyResend = 7;
 
 class InitFlagsIo {
  public:
@@ -52,6 +66,18 @@ class InitFlagsIo {
   uint64_t offered() const { return offered_.load(std::memory_order_acquire); }
   uint64_t added() const { return added_.load(std::memory_order_acquire); }
 
+  // Called with the kernel's INIT request as read (for a successor's replay).
+  // REQUIRES: set before the session reads.
+  void OnInitRequest(std::function<void(std::span<const std::byte>)> record) {
+    record_init_ = std::move(record);
+  }
+  // Serve a mount whose INIT a previous daemon answered: see the top.
+  // REQUIRES: called before the session reads.
+  void ReplayInit(std::vector<std::byte> request);
+  // False until the replayed INIT was answered and the kernel was asked to
+  // resend; true at once without a replay.
+  bool resent() const { return resent_.load(std::memory_order_acquire); }
+
   // The two steps, without a device (unit tests): a request as read from
   // /dev/fuse, and a reply about to be written (header in iov[0], as libfuse
   // sends every reply). PatchReply may change the bytes iov points to.
@@ -65,6 +91,17 @@ class InitFlagsIo {
   std::atomic<uint64_t> init_unique_{0};
   std::atomic<uint64_t> offered_{0};
   std::atomic<uint64_t> added_{0};
+  std::function<void(std::span<const std::byte>)> record_init_;
+
+  // Replay of a previous daemon's INIT.
+  bool SwallowReplayReply(int fd, const iovec* iov, int count);
+  Mutex replay_mu_;
+  CondVar replay_cv_;
+  std::vector<std::byte> replay_ GUARDED_BY(replay_mu_);
+  bool replay_handed_out_ GUARDED_BY(replay_mu_) = false;
+  bool replay_answered_ GUARDED_BY(replay_mu_) = true;
+  std::atomic<bool> replaying_{false};
+  std::atomic<bool> resent_{true};
 };
 
 }  // namespace bucketfs::fs

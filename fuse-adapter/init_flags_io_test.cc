@@ -2,9 +2,13 @@
 
 #include <gtest/gtest.h>
 #include <linux/fuse.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 namespace bucketfs::fs {
@@ -127,6 +131,47 @@ TEST(InitFlagsIo, ReadAndWritevThroughADescriptor) {
   ASSERT_EQ(write(fds[1], again.data(), again.size()), static_cast<ssize_t>(again.size()));
   ASSERT_GT(io.Read(fds[0], got.data(), got.size()), 0);
   EXPECT_EQ(io.offered() & kFuseDirectIoAllowMmap, kFuseDirectIoAllowMmap);
+  close(fds[0]);
+  close(fds[1]);
+}
+
+TEST(InitFlagsIo, ReplayedInitIsAnsweredInsideThenTheKernelIsAskedToResend) {
+  int fds[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, fds), 0);
+  const int device = fds[0];  // what the session reads and writes
+  const int kernel = fds[1];  // what the kernel would see
+  InitFlagsIo io(kFuseParallelDirops);
+  const auto init = InitRequest(FUSE_INIT_EXT, 0, /*unique=*/42);
+  io.ReplayInit(init);
+  EXPECT_FALSE(io.resent());
+  std::vector<std::byte> buf(4096);
+  ASSERT_EQ(io.Read(device, buf.data(), buf.size()), static_cast<ssize_t>(init.size()));
+  EXPECT_EQ(std::memcmp(buf.data(), init.data(), init.size()), 0);
+  // Another worker's read waits until INIT was answered, then reads the device.
+  const auto next = InitRequest(0, 0, /*unique=*/44);
+  ASSERT_EQ(write(kernel, next.data(), next.size()), static_cast<ssize_t>(next.size()));
+  std::atomic<ssize_t> second{-2};
+  std::thread worker([&] {
+    std::vector<std::byte> b(4096);
+    second = io.Read(device, b.data(), b.size());
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(second.load(), -2) << "a request reached libfuse before its INIT";
+  fuse_out_header out{};
+  out.unique = 42;
+  fuse_init_out body{};
+  out.len = sizeof(out) + sizeof(body);
+  iovec iov[2] = {{&out, sizeof(out)}, {&body, sizeof(body)}};
+  EXPECT_EQ(io.Writev(device, iov, 2), static_cast<ssize_t>(out.len));
+  worker.join();
+  EXPECT_EQ(second.load(), static_cast<ssize_t>(next.size()));
+  EXPECT_TRUE(io.resent());
+  // The kernel received no INIT reply, only the resend notification.
+  fuse_out_header got{};
+  ASSERT_EQ(read(kernel, &got, sizeof(got)), static_cast<ssize_t>(sizeof(got)));
+  EXPECT_EQ(got.unique, 0u);
+  EXPECT_EQ(got.error, kFuseNotifyResend);
+  EXPECT_EQ(got.len, sizeof(got));
   close(fds[0]);
   close(fds[1]);
 }

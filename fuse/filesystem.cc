@@ -27,6 +27,7 @@ Filesystem::Filesystem(std::shared_ptr<s3::ObjectClient> client, FsConfig config
       config_(std::move(config)),
       readers_(std::move(components.readers)),
       writers_(std::move(components.writers)),
+      journal_(std::move(components.journal)),
       mount_time_(std::chrono::system_clock::now()),
       inodes_(config_.bucket, config_.bucket.empty() ? std::string() : config_.prefix),
       names_(NameCacheOptions(config_)),
@@ -44,6 +45,7 @@ Filesystem::Filesystem(std::shared_ptr<s3::ObjectClient> client, FsConfig config
     spdlog::critical("Filesystem built without an S3 client, a read path or a write-back");
     std::abort();
   }
+  inodes_.SetJournal(journal_.get());
 }
 
 Filesystem::~Filesystem() = default;

@@ -50,6 +50,7 @@
 #include "fuse/pending_uploads.h"
 #include "fuse/sibling_hints.h"
 #include "fuse/stat_walkers.h"
+#include "handover/session_journal.h"
 #include "s3/object_client.h"
 #include "s3/result.h"
 
@@ -95,6 +96,9 @@ using DirFiller = std::function<bool(const std::string& name, const struct stat&
 struct FsComponents {
   std::shared_ptr<FileReaderFactory> readers;
   std::shared_ptr<FileWriterFactory> writers;
+  // Where the inode numbers and handles the kernel holds are recorded for a
+  // restarted daemon (handover/session_journal.h); null: not recorded.
+  std::shared_ptr<handover::SessionJournal> journal;
 };
 
 class Filesystem {
@@ -157,6 +161,19 @@ class Filesystem {
   // Commits every upload still open (unmount, SIGTERM). Returns the first error.
   Status Shutdown();
 
+  // --- Restart without unmounting (fs_handover.cc)
+  // Takes over what a previous daemon of this mount handed the kernel: its
+  // inode numbers and open handles. Read handles reopen the version they
+  // pinned; handles that were writing fail from now on with EIO (their data
+  // was in the previous daemon); directory handles list again. REQUIRES: a
+  // new Filesystem, before the first request.
+  void Restore(const handover::SessionState& state);
+  // Before this daemon exits leaving the mount to its successor: finishes
+  // the uploads of closed files and abandons those of files still open (no
+  // partial object appears; their writers get EIO from the successor).
+  // Returns the first error of a closed file's upload.
+  Status PrepareHandover();
+
   const FsConfig& config() const { return config_; }
   const InodeTable& inodes() const { return inodes_; }
   // Bytes through the mount and failed operations, for status reports.
@@ -202,6 +219,10 @@ class Filesystem {
   Status RenameDir(const InodeSnapshot& src_dir, const std::string& name, const Resolved& src,
                    const InodeSnapshot& dst_dir, const std::string& new_name, bool dst_exists);
 
+  void JournalOpen(uint64_t fh, Ino ino, handover::HandleKind kind, uint64_t size = 0,
+                   const std::string& etag = {});
+  void JournalClose(uint64_t fh);
+
   std::shared_ptr<FileHandle> GetFile(uint64_t fh) const;
   std::shared_ptr<DirHandle> GetDirHandle(uint64_t fh) const;
   Status CommitHandle(FileHandle& handle);
@@ -221,6 +242,7 @@ class Filesystem {
   const FsConfig config_;
   const std::shared_ptr<FileReaderFactory> readers_;
   const std::shared_ptr<FileWriterFactory> writers_;
+  const std::shared_ptr<handover::SessionJournal> journal_;
   const std::chrono::system_clock::time_point mount_time_;
   InodeTable inodes_;
   LocalNamespace local_;

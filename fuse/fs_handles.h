@@ -19,6 +19,9 @@ struct Filesystem::FileHandle {
   std::unique_ptr<FileReader> reader;  // read handles
   std::shared_ptr<FileWriter> writer;  // write handles (create, O_TRUNC)
   pid_t opener = 0;                    // the process that opened it
+  // Was writing when a previous daemon handed the mount over: its data is
+  // gone, and every write, flush and fsync through it fails.
+  bool lost = false;
   std::atomic<bool> written{false};    // a write came through this handle
   std::atomic<bool> submitted{false};  // --async-close: its upload was handed to pending_
   // --async-close: a rename while the upload runs moves the name here and

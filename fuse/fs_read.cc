@@ -30,7 +30,9 @@ Result<OpenedFile> Filesystem::Open(Ino ino, int flags, pid_t pid) {
   const auto local = local_.FileAttrs(in->bucket, in->key);
   const bool writing = local.has_value();
   OpenedFile opened;
+  handover::HandleRecord record{0, ino, handover::HandleKind::kRead, 0, ""};
   if ((flags & O_ACCMODE) != O_RDONLY) {
+    record.kind = handover::HandleKind::kWrite;
     if (config_.read_only) return MakeError(EROFS, "ReadOnly", "read-only mount");
     if (!config_.allow_overwrite) {
       return MakeError(EPERM, "Overwrite",
@@ -64,13 +66,18 @@ Result<OpenedFile> Filesystem::Open(Ino ino, int flags, pid_t pid) {
     const std::string previous = inodes_.ExchangeOpenEtag(ino, attrs->etag);
     opened.keep_cache = !attrs->etag.empty() && previous == attrs->etag;
     h->reader = readers_->Open({in->bucket, in->key, attrs->etag, attrs->size});
+    record.size = attrs->size;
+    record.etag = attrs->etag;
     if (auto next = siblings_.AfterInOrder(in->parent, in->name, kHintedSiblings); !next.empty()) {
       readers_->HintNextFiles(next);
     }
   }
-  MutexLock lock(handles_mu_);
-  opened.fh = next_fh_++;
-  files_.emplace(opened.fh, std::move(h));
+  {
+    MutexLock lock(handles_mu_);
+    opened.fh = next_fh_++;
+    files_.emplace(opened.fh, std::move(h));
+  }
+  JournalOpen(opened.fh, ino, record.kind, record.size, record.etag);
   return opened;
 }
 
@@ -161,6 +168,7 @@ void Filesystem::SubmitUpload(const std::shared_ptr<FileHandle>& h) {
 }
 
 void Filesystem::Release(uint64_t fh) {
+  JournalClose(fh);
   std::shared_ptr<FileHandle> h;
   {
     MutexLock lock(handles_mu_);

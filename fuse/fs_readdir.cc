@@ -25,13 +25,17 @@ Result<OpenedDir> Filesystem::OpenDir(Ino ino) {
   opened.cache_entries = config_.metadata_ttl > 0;
   opened.keep_cache = opened.cache_entries && FreshWithin(dir->attrs, config_.metadata_ttl);
   auto h = std::make_shared<DirHandle>(ino, dir->bucket, dir->key, IsBucketList(*dir));
-  MutexLock lock(handles_mu_);
-  opened.fh = next_fh_++;
-  dirs_.emplace(opened.fh, std::move(h));
+  {
+    MutexLock lock(handles_mu_);
+    opened.fh = next_fh_++;
+    dirs_.emplace(opened.fh, std::move(h));
+  }
+  JournalOpen(opened.fh, ino, handover::HandleKind::kDir);
   return opened;
 }
 
 void Filesystem::ReleaseDir(uint64_t fh) {
+  JournalClose(fh);
   MutexLock lock(handles_mu_);
   dirs_.erase(fh);
 }

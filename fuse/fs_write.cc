@@ -6,6 +6,16 @@
 #include "fuse/fs_handles.h"
 
 namespace bucketfs::fs {
+namespace {
+
+Error LostWrites(const std::string& bucket, const std::string& key) {
+  return MakeError(EIO, "Restarted",
+                   "bucketfs restarted while s3://" + bucket + "/" + key +
+                       " was open for writing: what was written through this descriptor was not "
+                       "uploaded; write the file again");
+}
+
+}  // namespace
 
 Result<std::pair<Entry, OpenedFile>> Filesystem::Create(Ino parent, const std::string& name,
                                                         int /*flags*/, pid_t pid) {
@@ -34,12 +44,14 @@ Result<std::pair<Entry, OpenedFile>> Filesystem::Create(Ino parent, const std::s
     opened.fh = next_fh_++;
     files_.emplace(opened.fh, std::move(h));
   }
+  JournalOpen(opened.fh, entry.ino, handover::HandleKind::kWrite);
   return std::make_pair(entry, opened);
 }
 
 Result<size_t> Filesystem::Write(uint64_t fh, uint64_t offset, std::span<const std::byte> data) {
   auto h = GetFile(fh);
   if (!h) return MakeError(EBADF, "BadHandle", "unknown file handle");
+  if (h->lost) return LostWrites(h->bucket, h->key);
   if (!h->writer) return MakeError(EBADF, "ReadOnly", "file is open for reading only");
   h->written.store(true, std::memory_order_relaxed);
   Status s = h->writer->Write(offset, data);
@@ -53,6 +65,7 @@ Result<size_t> Filesystem::Write(uint64_t fh, uint64_t offset, std::span<const s
 
 Status Filesystem::Flush(uint64_t fh, pid_t pid) {
   auto h = GetFile(fh);
+  if (h && h->lost) return LostWrites(h->bucket, h->key);
   if (!h || !h->writer) return Status::Ok();
   // Nothing written through this handle yet (a shell's `>`/`>>`: open, dup2,
   // close, then write), or a process other than the opener: release commits.
@@ -68,6 +81,7 @@ Status Filesystem::Flush(uint64_t fh, pid_t pid) {
 
 Status Filesystem::Fsync(uint64_t fh) {
   auto h = GetFile(fh);
+  if (h && h->lost) return LostWrites(h->bucket, h->key);
   if (!h || !h->writer) return Status::Ok();
   return CommitHandle(*h);
 }

@@ -1,5 +1,6 @@
 #include "fuse/inode_table.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -54,33 +55,70 @@ Ino InodeTable::Acquire(Ino parent, const std::string& name, Kind kind, const st
   in.key = key;
   if (attrs) in.attrs = *attrs;
   in.lookups = 1;
+  Journal(ino, in);
   inodes_.emplace(ino, std::move(in));
   children_.emplace(std::make_pair(parent, name), ino);
   return ino;
 }
 
+void InodeTable::Journal(Ino ino, const Inode& in) {
+  if (journal_ != nullptr) {
+    journal_->NodeChanged({ino, in.parent, in.kind == Kind::kDir, in.name, in.bucket, in.key});
+  }
+}
+
+void InodeTable::SetJournal(handover::SessionJournal* journal) {
+  MutexLock lock(mu_);
+  journal_ = journal;
+}
+
+void InodeTable::Restore(const std::map<uint64_t, handover::NodeRecord>& nodes) {
+  MutexLock lock(mu_);
+  for (const auto& [ino, node] : nodes) {
+    if (ino == kRootIno) continue;
+    Inode in;
+    in.parent = node.parent;
+    in.name = node.name;
+    in.kind = node.dir ? Kind::kDir : Kind::kFile;
+    in.bucket = node.bucket;
+    in.key = node.key;
+    in.restored = true;
+    restored_any_ = true;
+    in.linked = children_.emplace(std::make_pair(node.parent, node.name), ino).second;
+    inodes_[ino] = std::move(in);
+    next_ino_ = std::max(next_ino_, ino + 1);
+  }
+}
+
 void InodeTable::Forget(Ino ino, uint64_t n) {
   MutexLock lock(mu_);
   auto it = inodes_.find(ino);
+  if (it == inodes_.end() && restored_any_) return;  // lost with a record a crash cut
   if (it == inodes_.end()) {
     std::fprintf(stderr, "bucketfs: forget of unknown inode %llu\n",
                  static_cast<unsigned long long>(ino));
     std::abort();
   }
   Inode& in = it->second;
-  if (in.lookups < n) {
+  if (in.restored) {
+    // The kernel forgets an inode whole: its count includes the lookups the
+    // previous daemon answered, which this table never saw.
+    in.lookups = n >= in.lookups ? 0 : in.lookups - n;
+  } else if (in.lookups < n) {
     std::fprintf(stderr, "bucketfs: lookup count underflow on inode %llu (%llu - %llu)\n",
                  static_cast<unsigned long long>(ino), static_cast<unsigned long long>(in.lookups),
                  static_cast<unsigned long long>(n));
     std::abort();
+  } else {
+    in.lookups -= n;
   }
-  in.lookups -= n;
   if (in.lookups > 0 || ino == kRootIno) return;
   if (in.linked) {
     auto link = children_.find({in.parent, in.name});
     if (link != children_.end() && link->second == ino) children_.erase(link);
   }
   inodes_.erase(it);
+  if (journal_ != nullptr) journal_->NodeDropped(ino);
 }
 
 std::optional<InodeSnapshot> InodeTable::Get(Ino ino) const {
@@ -141,6 +179,7 @@ void InodeTable::Rename(Ino parent, const std::string& name, Ino new_parent,
   in.name = new_name;
   in.key = new_key;
   children_.emplace(std::make_pair(new_parent, new_name), ino);
+  Journal(ino, in);
   if (in.kind != Kind::kDir || old_key.empty()) return;
   // Descendants carry full keys: rewrite the moved prefix.
   for (auto& [other_ino, other] : inodes_) {
@@ -148,6 +187,7 @@ void InodeTable::Rename(Ino parent, const std::string& name, Ino new_parent,
     if (other.key.compare(0, old_key.size(), old_key) == 0) {
       other.key = new_key + other.key.substr(old_key.size());
       other.bucket = new_bucket;
+      Journal(other_ino, other);
     }
   }
 }

@@ -29,6 +29,7 @@
 
 #include "base/mutex.h"
 #include "base/thread_annotations.h"
+#include "handover/session_journal.h"
 
 namespace bucketfs::fs {
 
@@ -100,6 +101,16 @@ class InodeTable {
   // Number of inodes held, root included (tests check for leaks).
   size_t size() const;
 
+  // Every inode created, moved or erased from now on is written to `journal`
+  // (may be null: none), so that a restarted daemon can restore the table.
+  void SetJournal(handover::SessionJournal* journal);
+  // Takes back the inodes a previous daemon of this mount handed out (its
+  // journal). Their lookup counts are unknown: each counts only the lookups
+  // made from now on, and the kernel's forget of it (which carries the
+  // kernel's whole count when it evicts an inode) erases it. Numbers
+  // continue after the highest restored one. REQUIRES: a new table.
+  void Restore(const std::map<uint64_t, handover::NodeRecord>& nodes);
+
  private:
   struct Inode {
     Ino parent = 0;
@@ -110,14 +121,18 @@ class InodeTable {
     ObjectAttrs attrs;
     std::string last_open_etag;
     uint64_t lookups = 0;
-    bool linked = true;  // (parent, name) in children_ points here
+    bool linked = true;     // (parent, name) in children_ points here
+    bool restored = false;  // handed out by a previous daemon: count unknown
   };
   static InodeSnapshot Snapshot(Ino ino, const Inode& in);
+  void Journal(Ino ino, const Inode& in) REQUIRES(mu_);
 
   mutable Mutex mu_;
   Ino next_ino_ GUARDED_BY(mu_) = kRootIno + 1;
   std::unordered_map<Ino, Inode> inodes_ GUARDED_BY(mu_);
   std::map<std::pair<Ino, std::string>, Ino> children_ GUARDED_BY(mu_);
+  handover::SessionJournal* journal_ GUARDED_BY(mu_) = nullptr;
+  bool restored_any_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace bucketfs::fs

@@ -11,10 +11,12 @@
 // process.
 #include <malloc.h>
 #include <spdlog/spdlog.h>
+#include <sys/mount.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,9 +28,11 @@
 #include "mount-tools/logging.h"
 #include "mount-tools/memory_limit.h"
 #include "mount-tools/mount_checks.h"
+#include "mount-tools/mount_handover.h"
 #include "mount-tools/mount_options.h"
 #include "mount-tools/mount_wiring.h"
 #include "mount-tools/service_notifier.h"
+#include "mount-tools/systemd_fd_store.h"
 #include "mount-tools/systemd_notify.h"
 #include "mount-tools/upload_cleanup.h"
 #include "s3/client_config.h"
@@ -68,9 +72,10 @@ void SetReadBudget(fs::FsConfig& config) {
 }
 
 // Everything after detaching: returns the process exit code; `report` is
-// called exactly once with the mount outcome.
+// called exactly once with the mount outcome. `passed`: the descriptors a
+// service manager passed (foreground only; null: no restart handover).
 int Serve(const MountOptions& options, const s3::ClientConfig& client_config, const s3::EnvMap& env,
-          const ReportFn& report) {
+          const ReportFn& report, std::map<std::string, int>* passed = nullptr) {
   TuneAllocatorForStreaming();
   spdlog::info("bucketfs 0.1.0: mounting {} (endpoint {}, region {}{})", Describe(options),
                client_config.endpoint_url.empty() ? "AWS" : client_config.endpoint_url,
@@ -97,7 +102,21 @@ int Serve(const MountOptions& options, const s3::ClientConfig& client_config, co
   fs_config.cache_scope = client_config.endpoint_url.empty() ? "aws:" + client_config.region
                                                              : client_config.endpoint_url;
   SetReadBudget(fs_config);
-  std::unique_ptr<fs::Filesystem> filesystem = BuildFilesystem(std::move(client), fs_config);
+  std::unique_ptr<MountHandover> handover;
+  if (passed != nullptr) {
+    auto set_up = SetUpMountHandover(std::move(*passed));
+    if (!set_up.ok()) {
+      Error e = set_up.error();
+      e.message = "cannot take over the mount at " + options.fuse.mountpoint + ": " + e.message;
+      spdlog::error("{}", e.message);
+      report(e);
+      return 1;
+    }
+    handover = std::move(*set_up);
+  }
+  std::unique_ptr<fs::Filesystem> filesystem =
+      BuildFilesystem(std::move(client), fs_config, handover ? handover->journal : nullptr);
+  if (handover && handover->takeover) filesystem->Restore(handover->restored);
   // Declared after the filesystem: its thread reads the counters until Stop.
   const SystemdNotifier systemd =
       options.fuse.foreground ? SystemdNotifier() : SystemdNotifier::Disabled();
@@ -118,10 +137,13 @@ int Serve(const MountOptions& options, const s3::ClientConfig& client_config, co
     spdlog::error("{}", e.message);
     report(e);
   };
-  // Where SIGTERM (or an unmount from outside) arrives, before uploads finish.
+  // Where SIGTERM (or an unmount from outside) arrives, before uploads
+  // finish or the mount is handed over.
   events.on_loop_ended = [&](int signal) { notifier.Stopping(signal); };
-  int code = fs::RunFuseSession(*filesystem, options.fuse, std::move(events));
+  int code = fs::RunFuseSession(*filesystem, options.fuse, std::move(events),
+                                handover ? &handover->session : nullptr);
   notifier.Stop();
+  if (handover && !*handover->handed_over) ForgetStoredMount();
   if (!mounted && code == 0) code = 1;
   spdlog::log(code == 0 ? spdlog::level::info : spdlog::level::warn,
               "bucketfs exits with status {}", code);
@@ -145,7 +167,23 @@ int RunMountCommand(int argc, char** argv) {
   }
   MountOptions options = std::move(parsed->options);
   MakePathsAbsolute(options);
-  if (Status s = CheckMountpoint(options.fuse.mountpoint, options.allow_nonempty); !s.ok()) {
+  // A restarted service gets its live mount back from the service manager
+  // (mount_handover.h); that mountpoint is busy by design, and only this
+  // process can answer a look at it.
+  std::map<std::string, int> passed;
+  if (options.fuse.foreground) passed = TakePassedFds();
+  Status checked = HasMountToTakeOver(passed)
+                       ? Status::Ok()
+                       : CheckMountpoint(options.fuse.mountpoint, options.allow_nonempty);
+  // A service's previous daemon died and the manager kept nothing to take
+  // over (a stop in between): its dead mount is in the way of the restart.
+  if (!checked.ok() && checked.error().errno_value == ENOTCONN && UnderServiceManager() &&
+      geteuid() == 0 && umount2(options.fuse.mountpoint.c_str(), MNT_DETACH) == 0) {
+    std::fprintf(stderr, "bucketfs: detached the dead mount of a previous daemon at %s\n",
+                 options.fuse.mountpoint.c_str());
+    checked = CheckMountpoint(options.fuse.mountpoint, options.allow_nonempty);
+  }
+  if (Status s = checked; !s.ok()) {
     std::fprintf(stderr, "bucketfs: %s\n", s.error().message.c_str());
     return 1;
   }
@@ -172,9 +210,12 @@ int RunMountCommand(int argc, char** argv) {
       std::fprintf(stderr, "bucketfs: %s\n", s.error().message.c_str());
       return 1;
     }
-    return Serve(options, *client_config, env, [](const Status& s) {
-      if (!s.ok()) std::fprintf(stderr, "bucketfs: %s\n", s.error().message.c_str());
-    });
+    return Serve(
+        options, *client_config, env,
+        [](const Status& s) {
+          if (!s.ok()) std::fprintf(stderr, "bucketfs: %s\n", s.error().message.c_str());
+        },
+        &passed);
   }
 
   // Nothing above started a thread: fork now (see daemonize.h).

@@ -38,8 +38,10 @@ fs::FsComponents BuildComponents(const std::shared_ptr<s3::ObjectClient>& client
 }
 
 std::unique_ptr<fs::Filesystem> BuildFilesystem(std::shared_ptr<s3::ObjectClient> client,
-                                                const fs::FsConfig& config) {
+                                                const fs::FsConfig& config,
+                                                std::shared_ptr<handover::SessionJournal> journal) {
   fs::FsComponents components = BuildComponents(client, config);
+  components.journal = std::move(journal);
   return std::make_unique<fs::Filesystem>(std::move(client), config, std::move(components));
 }
 

@@ -18,7 +18,10 @@ namespace bucketfs::tools {
 fs::FsComponents BuildComponents(const std::shared_ptr<s3::ObjectClient>& client,
                                  const fs::FsConfig& config);
 
-std::unique_ptr<fs::Filesystem> BuildFilesystem(std::shared_ptr<s3::ObjectClient> client,
-                                                const fs::FsConfig& config);
+// `journal` (may be null) records what a restarted daemon needs to take the
+// mount over (handover/session_journal.h).
+std::unique_ptr<fs::Filesystem> BuildFilesystem(
+    std::shared_ptr<s3::ObjectClient> client, const fs::FsConfig& config,
+    std::shared_ptr<handover::SessionJournal> journal = nullptr);
 
 }  // namespace bucketfs::tools
