@@ -18,7 +18,8 @@ CONTAINER_ROOT=${CONTAINER_ROOT:-/var/cache/bucketfs-test/bookworm}
 CONTAINER_MIRROR=${CONTAINER_MIRROR:-http://deb.debian.org/debian}
 # The runtime libraries bucketfs links (ldd + dpkg -S), and what a booted
 # system with FUSE needs.
-CONTAINER_PACKAGES=systemd,systemd-sysv,dbus,fuse3,ca-certificates,libcurl4,liblmdb0,libfuse3-3,libspdlog1.10,libfmt9,libpugixml1v5,libsystemd0,libssl3
+# procps: kill, pgrep and ps for tests that signal the daemon inside.
+CONTAINER_PACKAGES=systemd,systemd-sysv,dbus,fuse3,ca-certificates,libcurl4,liblmdb0,libfuse3-3,libspdlog1.10,libfmt9,libpugixml1v5,libsystemd0,libssl3,procps
 CONTAINER_NSPAWN_ARGS=()  # more systemd-nspawn arguments (binds), set before container_boot
 CONTAINER_STAGE=""
 CONTAINER_NSPAWN_PID=""
@@ -28,9 +29,21 @@ CONTAINER_LOG=""
 container_log() { echo "container: $*" >&2; }
 
 # Builds the root once; a root without the marker file (an interrupted
-# build) is built again from scratch.
+# build) is built again from scratch. The marker holds the package list: a
+# cached root built with fewer packages gets the new ones with apt-get.
 container_build_root() {
-  if [ -f "$CONTAINER_ROOT/.bucketfs-root-complete" ]; then return 0; fi
+  local marker="$CONTAINER_ROOT/.bucketfs-root-complete"
+  if [ -f "$marker" ]; then
+    [ "$(cat "$marker")" != "$CONTAINER_PACKAGES" ] || return 0
+    container_log "adding packages to the cached root: ${CONTAINER_PACKAGES//,/ }"
+    if chroot "$CONTAINER_ROOT" sh -c "apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+        apt-get install -y -qq --no-install-recommends ${CONTAINER_PACKAGES//,/ }" \
+        >"$CONTAINER_ROOT.apt.log" 2>&1; then
+      echo "$CONTAINER_PACKAGES" >"$marker"
+      return 0
+    fi
+    container_log "apt-get in the cached root failed (log: $CONTAINER_ROOT.apt.log); building anew"
+  fi
   command -v debootstrap >/dev/null || { container_log "debootstrap missing (mount-tools/install-deps.sh installs it)"; return 1; }
   if ! curl -fsS --max-time 20 -o /dev/null "$CONTAINER_MIRROR/dists/bookworm/Release"; then
     container_log "cannot reach $CONTAINER_MIRROR: skipping"
@@ -49,7 +62,7 @@ container_build_root() {
   # A quiet boot: no getty on the console, no network management to wait for.
   rm -f "$CONTAINER_ROOT/etc/systemd/system/getty.target.wants/"* 2>/dev/null || true
   echo bucketfs-test >"$CONTAINER_ROOT/etc/hostname"
-  touch "$CONTAINER_ROOT/.bucketfs-root-complete"
+  echo "$CONTAINER_PACKAGES" >"$marker"
   container_log "root built in $((SECONDS - started)) s"
 }
 
