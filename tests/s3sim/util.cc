@@ -144,12 +144,6 @@ std::string ToLower(std::string_view s) {
   return out;
 }
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
 std::string HttpDate(std::time_t t) {
   std::tm tm{};
   gmtime_r(&t, &tm);
