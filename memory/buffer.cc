@@ -42,11 +42,11 @@ Buffer AllocateBuffer(uint64_t size) {
   void* raw = mmap(nullptr, over, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (raw == MAP_FAILED) throw std::bad_alloc();
   const auto start = reinterpret_cast<uintptr_t>(raw);
-  const uintptr_t aligned = RoundUp(start, kHugePage);
-  if (aligned > start) munmap(raw, aligned - start);
-  const uintptr_t tail = start + over - (aligned + len);
-  if (tail > 0) munmap(reinterpret_cast<void*>(aligned + len), tail);
-  auto* p = reinterpret_cast<std::byte*>(aligned);
+  const uintptr_t head = RoundUp(start, kHugePage) - start;
+  if (head > 0) munmap(raw, head);
+  std::byte* const p = static_cast<std::byte*>(raw) + head;
+  const uintptr_t tail = over - head - len;
+  if (tail > 0) munmap(p + len, tail);
   // Both are hints: without huge pages (or on an old kernel) the buffer still
   // works, it just faults in 4 KiB pages as the body lands.
   madvise(p, len, MADV_HUGEPAGE);
