@@ -46,9 +46,9 @@ std::vector<std::string> SessionArgs(const FsConfig& config, const FuseMountOpti
   if (mount.allow_root) add("allow_root");
   if (config.read_only) add("ro");
   std::vector<std::string> args = {"bucketfs"};
-  if (mount.debug) args.push_back("-d");
+  if (mount.debug) args.emplace_back("-d");
   for (const auto& o : opts) {
-    args.push_back("-o");
+    args.emplace_back("-o");
     args.push_back(o);
   }
   return args;
@@ -154,6 +154,7 @@ int RunFuseSession(Filesystem& fs, const FuseMountOptions& mount, FuseSessionEve
 
   std::vector<std::string> args = SessionArgs(config, mount);
   std::vector<char*> argv;
+  argv.reserve(args.size());
   for (auto& a : args) argv.push_back(a.data());
   fuse_args fargs = FUSE_ARGS_INIT(static_cast<int>(argv.size()), argv.data());
   // INIT flags libfuse 3.14 leaves out of its reply. FUSE_PARALLEL_DIROPS:

@@ -9,7 +9,7 @@
 #include <sstream>
 #include <string_view>
 
-#include "prefetch/memory_budget.h"
+#include "memory/memory_budget.h"
 
 namespace bucketfs::tools {
 namespace {
@@ -121,7 +121,7 @@ std::string ShowMemory(uint64_t bytes) {
 }
 
 DefaultReadBudget ChooseDefaultReadBudget(const AvailableMemory& memory) {
-  using prefetch::MemoryBudget;
+  using memory::MemoryBudget;
   DefaultReadBudget out;
   if (memory.bytes == 0) {
     out.bytes = MemoryBudget::kMinDefaultBytes;

@@ -50,7 +50,7 @@ std::string Describe(const MountOptions& o) { return o.source + " at " + o.fuse.
 // glibc's dynamic thresholds such blocks go back to the kernel and are
 // faulted in again on the next transfer, so blocks below 4 MiB come from the
 // heap and up to 64 MiB of free heap top stays mapped. Part buffers are
-// mapped on their own (prefetch/buffer_pool.h) and are not affected.
+// mapped on their own (memory/buffer.h) and are not affected.
 void TuneAllocatorForStreaming() {
   mallopt(M_MMAP_THRESHOLD, 4 << 20);
   mallopt(M_TRIM_THRESHOLD, 64 << 20);

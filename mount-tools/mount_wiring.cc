@@ -4,6 +4,7 @@
 
 #include "fuse/prefetch_reader.h"
 #include "fuse/staged_writer_factory.h"
+#include "memory/memory_budget.h"
 #include "prefetch/object_client_range_source.h"
 #include "prefetch/prefetcher.h"
 
@@ -24,8 +25,12 @@ std::shared_ptr<fs::FileReaderFactory> BuildReaders(const std::shared_ptr<s3::Ob
                                      .budget_bytes = config.max_memory,
                                      .fuse_threads = config.max_threads,
                                      .gets_on_fuse_threads = config.gets_on_fuse_threads});
+  // The read path's budget (docs/DESIGN.md, "Memory"); the write-back makes
+  // its own, a PartBufferBudget of config.max_upload_memory.
+  auto budget = std::make_shared<memory::MemoryBudget>(
+      pc.budget_bytes > 0 ? pc.budget_bytes : memory::MemoryBudget::DefaultBudgetBytes());
   auto prefetcher = std::make_shared<prefetch::Prefetcher>(
-      pc, std::make_shared<prefetch::ObjectClientRangeSource>(client));
+      pc, std::make_shared<prefetch::ObjectClientRangeSource>(client), std::move(budget));
   return fs::MakePrefetchReaderFactory(std::move(prefetcher), kReplyThreads);
 }
 

@@ -26,7 +26,7 @@
 
 #include "base/mutex.h"
 #include "base/thread_annotations.h"
-#include "prefetch/memory_budget.h"
+#include "memory/memory_budget.h"
 #include "prefetch/object_reader.h"
 #include "prefetch/prefetch_config.h"
 #include "prefetch/range_source.h"
@@ -51,12 +51,12 @@ struct PrefetcherStats {
 
 class Prefetcher {
  public:
-  // Budget of config.budget_bytes (or MemoryBudget::DefaultBudgetBytes()).
+  // Budget of config.budget_bytes (or memory::MemoryBudget::DefaultBudgetBytes()).
   // REQUIRES: source != nullptr
   Prefetcher(PrefetchConfig config, std::shared_ptr<RangeSource> source);
   // With a budget shared with others (tests, or several mounts in a process).
   Prefetcher(PrefetchConfig config, std::shared_ptr<RangeSource> source,
-             std::shared_ptr<MemoryBudget> budget);
+             std::shared_ptr<memory::MemoryBudget> budget);
   ~Prefetcher();
   Prefetcher(const Prefetcher&) = delete;
   Prefetcher& operator=(const Prefetcher&) = delete;
@@ -71,7 +71,7 @@ class Prefetcher {
   void HintNextFiles(const std::vector<ObjectVersion>& next);
 
   const PrefetchConfig& config() const;
-  const MemoryBudget& budget() const;
+  const memory::MemoryBudget& budget() const;
   PrefetcherStats stats() const;
 
   // Blocks until no fetch is in flight (tests, shutdown).

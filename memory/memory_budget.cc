@@ -1,4 +1,4 @@
-#include "prefetch/memory_budget.h"
+#include "memory/memory_budget.h"
 
 #include <unistd.h>
 
@@ -6,7 +6,7 @@
 #include <cassert>
 #include <cstdlib>
 
-namespace bucketfs::prefetch {
+namespace bucketfs::memory {
 
 MemoryBudget::MemoryBudget(uint64_t limit_bytes) : limit_(limit_bytes) { assert(limit_bytes > 0); }
 
@@ -50,4 +50,4 @@ void MemoryBudget::NotePeak(uint64_t now) {
   }
 }
 
-}  // namespace bucketfs::prefetch
+}  // namespace bucketfs::memory

@@ -1,5 +1,7 @@
-// MemoryBudget: one count of the bytes held by every prefetch buffer of the
-// mount, against one limit. Speculative fetching (the window ahead of a
+// MemoryBudget: a byte budget that never blocks, for the read path: one count
+// of the bytes held by every prefetch buffer of the mount, against one limit
+// (the write path, whose writers wait for room, uses PartBufferBudget,
+// memory/part_buffer_budget.h). Speculative fetching (the window ahead of a
 // reader, files hinted ahead of their open) only ever uses TryReserve, which
 // refuses rather than exceed the limit: that refusal is the backpressure that
 // stops fetching when readers stall, and fetching resumes on their next read
@@ -16,7 +18,7 @@
 #include <atomic>
 #include <cstdint>
 
-namespace bucketfs::prefetch {
+namespace bucketfs::memory {
 
 class MemoryBudget {
  public:
@@ -60,4 +62,4 @@ class MemoryBudget {
   std::atomic<uint64_t> forced_{0};
 };
 
-}  // namespace bucketfs::prefetch
+}  // namespace bucketfs::memory

@@ -1,11 +1,11 @@
-#include "prefetch/memory_budget.h"
+#include "memory/memory_budget.h"
 
 #include <gtest/gtest.h>
 
 #include <thread>
 #include <vector>
 
-namespace bucketfs::prefetch {
+namespace bucketfs::memory {
 namespace {
 
 TEST(MemoryBudgetTest, TryReserveRefusesPastTheLimit) {
@@ -62,4 +62,4 @@ TEST(MemoryBudgetTest, ConcurrentReserveNeverExceedsLimit) {
 }
 
 }  // namespace
-}  // namespace bucketfs::prefetch
+}  // namespace bucketfs::memory
