@@ -88,7 +88,7 @@ Status CheckMountpoint(const std::string& path) {
 }  // namespace
 
 int RunFuseSession(Filesystem& fs, const FuseMountOptions& mount,
-                   std::function<void(Status)> on_mount_result) {
+                   std::function<void(Status)> on_mount_result, FuseObserver* observer) {
   const FsConfig& config = fs.config();
   auto report = [&](Status s) {
     if (on_mount_result) on_mount_result(std::move(s));
@@ -119,7 +119,7 @@ int RunFuseSession(Filesystem& fs, const FuseMountOptions& mount,
   // write handle would fault its pages in with READs that handle cannot
   // serve (SIGBUS). Without the flag such a mapping fails with ENODEV.
   InitFlagsIo init_io(kFuseParallelDirops | (config.read_only ? kFuseDirectIoAllowMmap : 0));
-  SessionData session{&fs, &init_io};
+  SessionData session{&fs, &init_io, observer};
   const fuse_lowlevel_ops& ops = FuseOperations();
   fuse_session* se = fuse_session_new(&fargs, &ops, sizeof(ops), &session);
   fuse_opt_free_args(&fargs);

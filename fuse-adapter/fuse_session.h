@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "fuse-adapter/fuse_observer.h"
 #include "fuse/filesystem.h"
 #include "s3/result.h"
 
@@ -35,7 +36,9 @@ struct FuseMountOptions {
 // Ok once the mount is serving, or with the error when mounting failed (the
 // daemonizing parent waits on it). Returns the process exit code: 0 on a
 // clean unmount, non-zero when mounting failed or uploads could not finish.
+// `observer` (may be null) hears of every operation answered; it must
+// outlive the call.
 int RunFuseSession(Filesystem& fs, const FuseMountOptions& mount,
-                   std::function<void(Status)> on_mount_result);
+                   std::function<void(Status)> on_mount_result, FuseObserver* observer = nullptr);
 
 }  // namespace bucketfs::fs
