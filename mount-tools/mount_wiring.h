@@ -8,17 +8,21 @@
 
 #include "fuse/filesystem.h"
 #include "fuse/fs_config.h"
+#include "metrics/registry.h"
 #include "s3/object_client.h"
 
 namespace bucketfs::tools {
 
 // Reads through the prefetcher (or one ranged GET per read when
 // config.prefetch is false), writes through the staged write-back.
+// `registry` (may be null) receives the series the components already count
+// (mount_metrics.h); it must outlive them.
 // REQUIRES: client != nullptr
 fs::FsComponents BuildComponents(const std::shared_ptr<s3::ObjectClient>& client,
-                                 const fs::FsConfig& config);
+                                 const fs::FsConfig& config, metrics::Registry* registry = nullptr);
 
 std::unique_ptr<fs::Filesystem> BuildFilesystem(std::shared_ptr<s3::ObjectClient> client,
-                                                const fs::FsConfig& config);
+                                                const fs::FsConfig& config,
+                                                metrics::Registry* registry = nullptr);
 
 }  // namespace bucketfs::tools
