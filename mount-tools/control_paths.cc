@@ -17,6 +17,10 @@ std::string ControlSocketDirFor(uid_t uid, std::string_view xdg_runtime_dir) {
 }
 
 std::string ControlSocketDir() {
+  // Tests (and several daemons of one user kept apart) choose their own.
+  if (const char* dir = std::getenv("BUCKETFS_CONTROL_DIR"); dir != nullptr && *dir != '\0') {
+    return dir;
+  }
   const char* xdg = std::getenv("XDG_RUNTIME_DIR");
   return ControlSocketDirFor(::getuid(), xdg != nullptr ? xdg : "");
 }

@@ -15,7 +15,7 @@ namespace bucketfs::tools {
 
 // The directory for `uid`; `xdg_runtime_dir` is $XDG_RUNTIME_DIR (may be empty).
 std::string ControlSocketDirFor(uid_t uid, std::string_view xdg_runtime_dir);
-// The same for this process.
+// The same for this process; $BUCKETFS_CONTROL_DIR, when set, instead.
 std::string ControlSocketDir();
 // Creates the directory (mode 0700) when missing.
 Status MakeControlSocketDir(const std::string& dir);
