@@ -103,7 +103,7 @@ std::vector<Snapshot> Sample(std::vector<Target>& targets, std::string& notes) {
       notes += "removed stale control socket " + it->socket + " (its daemon is gone)\n";
     } else if (e == ENOENT) {
       notes += it->mountpoint + ": no control socket at " + it->socket +
-               " (mounted by another user, or by a bucketfs without one)\n";
+               " (not a bucketfs mount of this user, or one without a control socket)\n";
     } else {
       notes += it->mountpoint + ": " + reply.error().message + "\n";
     }
