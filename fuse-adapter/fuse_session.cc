@@ -125,13 +125,14 @@ void DetachTakenOverMount(const std::string& mountpoint) {
 }  // namespace
 
 int RunFuseSession(Filesystem& fs, const FuseMountOptions& mount,
-                   std::function<void(Status)> on_mount_result, const SessionHandover* handover) {
+                   std::function<void(Status)> on_mount_result, const SessionHandover* handover,
+                   FuseObserver* observer) {
   return RunFuseSession(fs, mount, FuseSessionEvents{.on_mount_result = std::move(on_mount_result)},
-                        handover);
+                        handover, observer);
 }
 
 int RunFuseSession(Filesystem& fs, const FuseMountOptions& mount, FuseSessionEvents events,
-                   const SessionHandover* handover) {
+                   const SessionHandover* handover, FuseObserver* observer) {
   const FsConfig& config = fs.config();
   auto report = [&](Status s) {
     if (events.on_mount_result) events.on_mount_result(std::move(s));
@@ -167,7 +168,7 @@ int RunFuseSession(Filesystem& fs, const FuseMountOptions& mount, FuseSessionEve
   InitFlagsIo init_io(kFuseParallelDirops | (config.read_only ? kFuseDirectIoAllowMmap : 0));
   if (handover != nullptr && handover->record_init) init_io.OnInitRequest(handover->record_init);
   if (takeover) init_io.ReplayInit(handover->takeover_init);
-  SessionData session{&fs, &init_io};
+  SessionData session{&fs, &init_io, observer};
   const fuse_lowlevel_ops& ops = FuseOperations();
   fuse_session* se = fuse_session_new(&fargs, &ops, sizeof(ops), &session);
   fuse_opt_free_args(&fargs);

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "fuse-adapter/fuse_observer.h"
 #include "fuse/filesystem.h"
 #include "s3/result.h"
 
@@ -70,13 +71,14 @@ struct FuseSessionEvents {
 // clean unmount, non-zero when mounting failed or uploads could not finish.
 // With `handover` (may be null), the session can be handed over (see
 // SessionHandover); each worker thread then reads the one descriptor, which
-// is the one a successor gets.
+// is the one a successor gets. `observer` (may be null) hears of every
+// operation answered; it must outlive the call.
 int RunFuseSession(Filesystem& fs, const FuseMountOptions& mount, FuseSessionEvents events,
-                   const SessionHandover* handover = nullptr);
+                   const SessionHandover* handover = nullptr, FuseObserver* observer = nullptr);
 
 // The same with only a mount-result callback.
 int RunFuseSession(Filesystem& fs, const FuseMountOptions& mount,
                    std::function<void(Status)> on_mount_result,
-                   const SessionHandover* handover = nullptr);
+                   const SessionHandover* handover = nullptr, FuseObserver* observer = nullptr);
 
 }  // namespace bucketfs::fs

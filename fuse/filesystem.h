@@ -109,6 +109,10 @@ class Filesystem {
   Filesystem(const Filesystem&) = delete;
   Filesystem& operator=(const Filesystem&) = delete;
 
+  // The name cache's Find answers from memory and those that were not (metrics).
+  uint64_t name_cache_hits() const { return names_.hits(); }
+  uint64_t name_cache_misses() const { return names_.misses(); }
+
   // --- Names and attributes (fs_lookup.cc, filesystem.cc)
   // `pid`: the caller (0: unknown); see StatWalkers.
   Result<Entry> Lookup(Ino parent, const std::string& name, pid_t pid = 0);

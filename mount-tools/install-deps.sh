@@ -24,6 +24,7 @@ packages=(
   libgtest-dev libgmock-dev googletest
   curl ca-certificates procps psmisc
   fio s3fs rclone gnuplot-nox
+  prometheus tmux
   python3 python3-numpy python3-boto3 python3-torch
   python3-zarr
 )

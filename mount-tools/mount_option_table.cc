@@ -267,6 +267,15 @@ const std::vector<OptionSpec>& Specs() {
          return Status::Ok();
        },
        "(-d) foreground, debug log and libfuse's request trace"},
+      {"metrics-addr", true,
+       [](Builder& b, std::string_view v) -> Status {
+         auto addr = ParseHostPort(v);
+         if (!addr) return UsageError(addr.error().message);
+         b.opts.metrics_addr = *addr;
+         return Status::Ok();
+       },
+       "HOST:PORT serving Prometheus metrics at /metrics, e.g. 127.0.0.1:9477 (beyond loopback "
+       "it tells anyone who can connect your bucket's name and traffic)"},
       {"nonempty", false,
        [](Builder& b, std::string_view) {
          b.opts.allow_nonempty = true;

@@ -419,3 +419,25 @@ TEST(ParseLogLevelTest, Values) {
 
 }  // namespace
 }  // namespace bucketfs::tools
+
+namespace bucketfs::tools {
+namespace {
+
+TEST(MountOptionsMetricsTest, MetricsAddrFlagAndFstab) {
+  EXPECT_FALSE(ParseMountCommand({"bucketfs", "s3://b", "/mnt"}, MountDefaults{})
+                   ->options.metrics_addr.has_value());
+  auto flag =
+      ParseMountCommand({"bucketfs", "s3://b", "/mnt", "--metrics-addr", "127.0.0.1:9477"}, {});
+  ASSERT_TRUE(flag.ok());
+  EXPECT_EQ(flag->options.metrics_addr->port, 9477);
+  auto fstab = ParseMountCommand({"bucketfs", "s3://b", "/mnt", "-o", "metrics_addr=[::1]:9"}, {});
+  ASSERT_TRUE(fstab.ok());
+  EXPECT_EQ(fstab->options.metrics_addr->host, "::1");
+  auto bad = ParseMountCommand({"bucketfs", "s3://b", "/mnt", "--metrics-addr", "9477"}, {});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("is not HOST:PORT"), std::string::npos);
+  EXPECT_NE(MountUsage().find("--metrics-addr"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace bucketfs::tools

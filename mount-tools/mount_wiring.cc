@@ -5,6 +5,7 @@
 #include "fuse/prefetch_reader.h"
 #include "fuse/staged_writer_factory.h"
 #include "memory/memory_budget.h"
+#include "mount-tools/mount_metrics.h"
 #include "prefetch/object_client_range_source.h"
 #include "prefetch/prefetcher.h"
 
@@ -17,7 +18,8 @@ namespace {
 constexpr int kReplyThreads = 4;
 
 std::shared_ptr<fs::FileReaderFactory> BuildReaders(const std::shared_ptr<s3::ObjectClient>& client,
-                                                    const fs::FsConfig& config) {
+                                                    const fs::FsConfig& config,
+                                                    metrics::Registry* registry) {
   if (!config.prefetch) return fs::MakeDirectReaderFactory(client);
   const prefetch::PrefetchConfig pc =
       prefetch::MountPrefetchConfig({.direct_io = config.direct_io,
@@ -31,23 +33,28 @@ std::shared_ptr<fs::FileReaderFactory> BuildReaders(const std::shared_ptr<s3::Ob
       pc.budget_bytes > 0 ? pc.budget_bytes : memory::MemoryBudget::DefaultBudgetBytes());
   auto prefetcher = std::make_shared<prefetch::Prefetcher>(
       pc, std::make_shared<prefetch::ObjectClientRangeSource>(client), std::move(budget));
+  if (registry != nullptr) AddPrefetchMetrics(*registry, prefetcher);
   return fs::MakePrefetchReaderFactory(std::move(prefetcher), kReplyThreads);
 }
 
 }  // namespace
 
 fs::FsComponents BuildComponents(const std::shared_ptr<s3::ObjectClient>& client,
-                                 const fs::FsConfig& config) {
-  return fs::FsComponents{.readers = BuildReaders(client, config),
+                                 const fs::FsConfig& config, metrics::Registry* registry) {
+  return fs::FsComponents{.readers = BuildReaders(client, config, registry),
                           .writers = fs::MakeStagedWriterFactory(client, config)};
 }
 
 std::unique_ptr<fs::Filesystem> BuildFilesystem(std::shared_ptr<s3::ObjectClient> client,
                                                 const fs::FsConfig& config,
-                                                std::shared_ptr<handover::SessionJournal> journal) {
-  fs::FsComponents components = BuildComponents(client, config);
+                                                std::shared_ptr<handover::SessionJournal> journal,
+                                                metrics::Registry* registry) {
+  fs::FsComponents components = BuildComponents(client, config, registry);
   components.journal = std::move(journal);
-  return std::make_unique<fs::Filesystem>(std::move(client), config, std::move(components));
+  auto filesystem =
+      std::make_unique<fs::Filesystem>(std::move(client), config, std::move(components));
+  if (registry != nullptr) AddFilesystemMetrics(*registry, *filesystem);
+  return filesystem;
 }
 
 }  // namespace bucketfs::tools

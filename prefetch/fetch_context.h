@@ -48,6 +48,10 @@ struct FetchContext {
   // Fetches started through FetchForCaller and not finished (at most
   // config.max_fetches_on_caller).
   mutable std::atomic<int> on_caller{0};
+  // Reads answered from bytes already in memory, and reads that waited for
+  // a fetch (metrics).
+  mutable std::atomic<uint64_t> read_hits{0};
+  mutable std::atomic<uint64_t> read_misses{0};
 };
 
 // Starts the fetch that fills `part`; `after(part, status)` runs once it is

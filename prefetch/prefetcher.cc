@@ -66,6 +66,8 @@ PrefetcherStats Prefetcher::stats() const {
   s.budget_used = ctx_->budget->used();
   s.budget_peak = ctx_->budget->peak();
   s.buffer_reuses = ctx_->pool->reuses();
+  s.read_hits = ctx_->read_hits.load(std::memory_order_relaxed);
+  s.read_misses = ctx_->read_misses.load(std::memory_order_relaxed);
   return s;
 }
 

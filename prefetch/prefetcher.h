@@ -47,6 +47,8 @@ struct PrefetcherStats {
   uint64_t budget_used = 0;
   uint64_t budget_peak = 0;
   uint64_t buffer_reuses = 0;  // part buffers taken from the pool
+  uint64_t read_hits = 0;      // reads answered from bytes already fetched
+  uint64_t read_misses = 0;    // reads that waited for a fetch
 };
 
 class Prefetcher {
