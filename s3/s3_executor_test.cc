@@ -99,11 +99,14 @@ class RecordingObserver : public RequestObserver {
 
 TEST_F(S3ExecutorTest, ObserverHearsEveryAttemptItsStatusAndTheRetry) {
   RecordingObserver observer;
-  S3Executor exec(fake_, endpoint_,
+  // The retry's backoff really waits here, as in the real transport: the
+  // observer's latency leaves it out.
+  FakeHttpTransport fake(FakeTransportOptions{.delay_scale = 1.0});
+  S3Executor exec(fake, endpoint_,
                   MakeStaticCredentialsProvider({"AKIDEXAMPLE", "SECRET", "", false}), config_,
                   &observer);
-  fake_.AddResponse("GET", "/b/k", FakeResponse{503, {}, "<Error><Code>SlowDown</Code></Error>"});
-  fake_.AddResponse("GET", "/b/k", FakeResponse{200, {{"ETag", "\"e\""}}, "hello"});
+  fake.AddResponse("GET", "/b/k", FakeResponse{503, {}, "<Error><Code>SlowDown</Code></Error>"});
+  fake.AddResponse("GET", "/b/k", FakeResponse{200, {{"ETag", "\"e\""}}, "hello"});
   S3Request req = Get("k");
   req.op = S3Op::kGet;
   ASSERT_TRUE(exec.ExecuteSync(req).ok());
