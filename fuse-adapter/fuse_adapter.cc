@@ -48,6 +48,9 @@ void Init(void* userdata, fuse_conn_info* conn) {
   const bool plus = session.fs->config().readdirplus != FsConfig::ReaddirPlus::kOff;
   if (plus && (conn->capable & FUSE_CAP_READDIRPLUS)) conn->want |= FUSE_CAP_READDIRPLUS;
   conn->want &= ~(FUSE_CAP_READDIRPLUS_AUTO | (plus ? 0 : FUSE_CAP_READDIRPLUS));
+  // The kernel keeps link targets in its page cache: following a link costs
+  // no READLINK (and no GET) while its attributes stay valid.
+  if (conn->capable & FUSE_CAP_CACHE_SYMLINKS) conn->want |= FUSE_CAP_CACHE_SYMLINKS;
   // The kernel's INIT request was read before this runs; InitFlagsIo (see
   // fuse_session.cc) adds the flags libfuse leaves out to the reply libfuse
   // is about to send.
@@ -257,6 +260,18 @@ void Unlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
   ReplyStatus(req, Fs(req).Unlink(parent, name));
 }
 
+void Symlink(fuse_req_t req, const char* target, fuse_ino_t parent, const char* name) {
+  auto r = Fs(req).Symlink(target, parent, name);
+  if (!r.ok()) return ReplyError(req, r.error());
+  ReplyEntry(req, *r);
+}
+
+void ReadLink(fuse_req_t req, fuse_ino_t ino) {
+  auto r = Fs(req).ReadLink(ino);
+  if (!r.ok()) return ReplyError(req, r.error());
+  fuse_reply_readlink(req, r->c_str());
+}
+
 void FsyncDir(fuse_req_t req, fuse_ino_t ino, int /*datasync*/, fuse_file_info* /*fi*/) {
   ReplyStatus(req, Fs(req).FsyncDir(ino));
 }
@@ -291,6 +306,8 @@ fuse_lowlevel_ops MakeOps() {
   ops.rmdir = Rmdir;
   ops.unlink = Unlink;
   ops.rename = Rename;
+  ops.symlink = Symlink;
+  ops.readlink = ReadLink;
   return ops;
 }
 

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "fuse/fs_handles.h"
+#include "fuse/object_type.h"
 
 namespace bucketfs::fs {
 namespace {
@@ -64,7 +65,9 @@ struct stat Filesystem::MakeStat(Ino ino, Kind kind, const ObjectAttrs& attrs) c
     st.st_mtim.tv_sec = st.st_ctim.tv_sec = st.st_atim.tv_sec = t;
     return st;
   }
-  st.st_mode = S_IFREG | (config_.file_mode & 07777);
+  // A type still unknown (a small listed object) shows as the regular file
+  // it almost always is; lookups ask S3 before handing it out (fs_lookup.cc).
+  st.st_mode = attrs.type == ObjectType::kLink ? kLinkMode : S_IFREG | (config_.file_mode & 07777);
   st.st_nlink = 1;
   st.st_size = static_cast<off_t>(attrs.size);
   st.st_blocks = static_cast<blkcnt_t>((attrs.size + 511) / 512);

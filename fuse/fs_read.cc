@@ -15,6 +15,8 @@ Result<OpenedFile> Filesystem::Open(Ino ino, int flags, pid_t pid) {
   auto in = inodes_.Get(ino);
   if (!in) return MakeError(ESTALE, "StaleInode", "inode was forgotten");
   if (in->kind == Kind::kDir) return MakeError(EISDIR, "IsADirectory", in->key);
+  // The kernel follows links itself and never opens one; this is a guard.
+  if (in->attrs.type == ObjectType::kLink) return MakeError(ELOOP, "SymbolicLink", in->key);
   if (pending_ && pending_->Pending(in->bucket, in->key)) {
     // A file closed but still uploading: its bytes are readable once in S3,
     // with the attributes the upload (or the copy of a rename) recorded.
@@ -66,6 +68,7 @@ Result<OpenedFile> Filesystem::Open(Ino ino, int flags, pid_t pid) {
     const std::string previous = inodes_.ExchangeOpenEtag(ino, attrs->etag);
     opened.keep_cache = !attrs->etag.empty() && previous == attrs->etag;
     h->reader = readers_->Open({in->bucket, in->key, attrs->etag, attrs->size});
+    h->etag = attrs->etag;
     record.size = attrs->size;
     record.etag = attrs->etag;
     if (auto next = siblings_.AfterInOrder(in->parent, in->name, kHintedSiblings); !next.empty()) {
@@ -104,7 +107,20 @@ void Filesystem::ServeRead(uint64_t fh, uint64_t offset, size_t size, ReadDone d
 }
 
 Status Filesystem::CommitHandle(FileHandle& h) {
+  if (h.abandoned) {
+    h.writer->Abort();
+    return Status::Ok();
+  }
   auto r = h.writer->Commit();
+  if (r.ok() && h.abandoned) {  // unlinked while its upload completed: it goes too
+    Status s = client_->DeleteObject({h.bucket, h.key});
+    if (!s.ok()) {
+      spdlog::warn("DeleteObject (unlinked while uploaded) s3://{}/{}: {}", h.bucket, h.key,
+                   s.error().ToString());
+    }
+    return Status::Ok();
+  }
+  if (r.ok()) ReplacedObject(h.bucket, h.key);  // what an unlinked name held is overwritten
   // The name's new state is recorded before it stops being local, so no
   // lookup in between sees an older answer.
   const auto [dir_key, name] = cache::SplitParent(h.key);
@@ -163,7 +179,9 @@ void Filesystem::Release(uint64_t fh) {
     h = std::move(it->second);
     files_.erase(it);
   }
+  ReleaseUnlinked(*h);
   if (!h->writer) return;
+  if (h->abandoned) return h->writer->Abort();  // unlinked while written: no object
   if (pending_) return SubmitUpload(h);
   Status s = CommitHandle(*h);
   if (!s.ok()) {
