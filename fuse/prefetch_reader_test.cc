@@ -22,9 +22,9 @@ class PrefetchReaderTest : public FsTest {
         pc, std::make_shared<prefetch::ObjectClientRangeSource>(client_));
     FsConfig config;
     config.bucket = kBucket;
-    fs_ = std::make_unique<Filesystem>(client_, config,
-                                       FsComponents{MakePrefetchReaderFactory(prefetcher),
-                                                    MakeStagedWriterFactory(client_, config)});
+    fs_ = std::make_unique<Filesystem>(
+        client_, config,
+        FsComponents{MakePrefetchReaderFactory(prefetcher), MakeStagedWriterFactory(client_, config)});
   }
 
   // Reads the whole file with ServeRead in `chunk` steps, gathering segments.
