@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 #include <sys/uio.h>
 
+#include <chrono>
 #include <memory>
 #include <vector>
 
@@ -102,6 +103,15 @@ void SetAttr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set,
   s.gid = to_set & FUSE_SET_ATTR_GID;
   s.atime = to_set & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_ATIME_NOW);
   s.mtime = to_set & (FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_MTIME_NOW);
+  s.mode_value = attr->st_mode;
+  s.uid_value = attr->st_uid;
+  s.gid_value = attr->st_gid;
+  s.mtime_value = (to_set & FUSE_SET_ATTR_MTIME_NOW)
+                      ? std::chrono::system_clock::now()
+                      : std::chrono::system_clock::time_point(
+                            std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                                std::chrono::seconds(attr->st_mtim.tv_sec) +
+                                std::chrono::nanoseconds(attr->st_mtim.tv_nsec)));
   auto r = Fs(req).SetAttr(ino, s);
   if (!r.ok()) return ReplyError(req, r.error());
   fuse_reply_attr(req, &*r, Fs(req).config().metadata_ttl);

@@ -28,6 +28,7 @@
 #include <sys/statvfs.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -83,6 +84,11 @@ struct OpenedFile {
 struct SetAttrRequest {
   std::optional<uint64_t> size;
   bool mode = false, uid = false, gid = false, atime = false, mtime = false;
+  // The values asked for, where the flag above is set (mtime: "now" already resolved).
+  mode_t mode_value = 0;
+  uid_t uid_value = 0;
+  gid_t gid_value = 0;
+  std::chrono::system_clock::time_point mtime_value{};
 };
 
 // Called for each directory entry; `next_offset` is the offset to resume
@@ -223,10 +229,16 @@ class Filesystem {
   Entry MakeEntry(Ino ino, Kind kind, const ObjectAttrs& attrs) const;
   struct stat MakeStat(Ino ino, Kind kind, const ObjectAttrs& attrs) const;
   bool IsBucketList(const InodeSnapshot& dir) const;
-  // Only a HEAD can tell what `attrs` is (probe_link_types: a small listed object).
+  // Only a HEAD can tell what `attrs` is (probe_link_types: a small listed
+  // object), or (--preserve-attrs) its owner, mode and time.
   bool TypeUnknown(const ObjectAttrs& attrs) const {
-    return config_.probe_link_types && attrs.type == ObjectType::kUnknown;
+    return (config_.probe_link_types && attrs.type == ObjectType::kUnknown) ||
+           (config_.preserve_attrs && !attrs.metadata_known);
   }
+  // --preserve-attrs: stores `changed` (mode, uid, gid, mtime) in the
+  // object's metadata by a copy onto itself; returns the new attributes.
+  Result<ObjectAttrs> StoreAttrs(Ino ino, const std::string& bucket, const std::string& key,
+                                 const ObjectAttrs& changed);
   Status CheckWritable(const InodeSnapshot& dir, const std::string& name) const;
 
   // fs_readdir.cc: fetches the next page into the handle's listing (all-buckets

@@ -71,6 +71,11 @@ struct FsConfig {
   // regular files unless a HEAD said otherwise; links made elsewhere then
   // show as links only once a lookup asks S3 (docs/SEMANTICS.md).
   bool probe_link_types = true;
+  // --preserve-attrs: mode, uid, gid and mtime are kept in user metadata
+  // (s3fs's x-amz-meta-mode/-uid/-gid/-mtime): stat shows them, chmod, chown
+  // and utimes store them (a CopyObject onto itself). Every listed file is
+  // then asked its metadata (a HEAD) at its first lookup.
+  bool preserve_attrs = false;
 
   // --- Threads and caches
   int max_threads = 16;  // FUSE worker threads (max_idle_threads)

@@ -35,6 +35,8 @@ struct Filesystem::FileHandle {
   bool published GUARDED_BY(publish_mu) = false;                // CommitHandle recorded the outcome
   bool moved GUARDED_BY(publish_mu) = false;                    // renamed while uploading
   std::optional<ObjectAttrs> committed GUARDED_BY(publish_mu);  // the uploaded object
+  // --preserve-attrs: chmod/chown/utimes while written, stored after the upload.
+  std::optional<ObjectAttrs> pending_attrs GUARDED_BY(publish_mu);
 };
 
 struct Filesystem::DirHandle {

@@ -16,8 +16,10 @@ constexpr size_t kMaxLookupListing = 200000;
 }  // namespace
 
 ObjectAttrs Filesystem::FromHead(const s3::HeadObjectResult& h) {
-  return {h.size, h.last_modified, h.etag, std::chrono::steady_clock::now(),
-          TypeFromMetadata(h.metadata)};
+  ObjectAttrs a{h.size, h.last_modified, h.etag, std::chrono::steady_clock::now(),
+                TypeFromMetadata(h.metadata)};
+  ReadPosixMetadata(h.metadata, a);
+  return a;
 }
 
 bool Filesystem::IsBucketList(const InodeSnapshot& dir) const {

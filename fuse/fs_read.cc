@@ -2,6 +2,8 @@
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
 
+#include <utility>
+
 #include "base/mutex.h"
 #include "fuse/filesystem.h"
 #include "fuse/fs_handles.h"
@@ -128,12 +130,16 @@ Status Filesystem::CommitHandle(FileHandle& h) {
   if (r.ok()) {
     attrs = ObjectAttrs{r->size, std::chrono::system_clock::now(), r->etag,
                         std::chrono::steady_clock::now()};
+    attrs->metadata_known = true;  // written without any
   }
   {
     MutexLock lock(h.publish_mu);
+    // A second commit (release after flush) returns the first one's result:
+    // published already, and maybe changed since (--preserve-attrs).
+    const bool again = h.published;
     h.published = true;
     h.committed = attrs;
-    if (!h.moved) {  // else the rename's chained step publishes the new name
+    if (!h.moved && !again) {  // else the rename's chained step publishes the new name
       if (attrs) {
         names_.Wrote(h.bucket, dir_key, name, *attrs);
       } else {
@@ -145,6 +151,16 @@ Status Filesystem::CommitHandle(FileHandle& h) {
   }
   if (meta_) meta_->Changed(h.bucket, h.key);  // committed (or not): ask S3 next time
   if (!r.ok()) return r.error();
+  std::optional<ObjectAttrs> pending;
+  {
+    MutexLock lock(h.publish_mu);
+    pending = std::exchange(h.pending_attrs, std::nullopt);
+    if (h.moved) pending.reset();  // renamed meanwhile: set on the new name after its copy
+  }
+  if (pending) {
+    auto stored = StoreAttrs(h.ino, h.bucket, h.key, *pending);
+    if (!stored.ok()) return stored.error();
+  }
   return Status::Ok();
 }
 

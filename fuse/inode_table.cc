@@ -35,6 +35,13 @@ ObjectAttrs MergeKnown(const ObjectAttrs& known, ObjectAttrs fresh) {
   if (fresh.etag.empty() || fresh.etag != known.etag) return fresh;
   if (fresh.type == ObjectType::kUnknown) fresh.type = known.type;
   if (fresh.link_target.empty()) fresh.link_target = known.link_target;
+  if (!fresh.metadata_known && known.metadata_known) {
+    fresh.mode = known.mode;
+    fresh.uid = known.uid;
+    fresh.gid = known.gid;
+    fresh.meta_mtime = known.meta_mtime;
+    fresh.metadata_known = true;
+  }
   return fresh;
 }
 

@@ -51,6 +51,11 @@ struct ObjectAttrs {
   std::chrono::steady_clock::time_point fetched{};  // when S3 said it
   ObjectType type = ObjectType::kRegular;
   std::string link_target;  // a link's body, once this mount wrote or read it
+  // Owner, permissions and time from user metadata (--preserve-attrs; s3fs's
+  // names): set only when a HEAD (or this mount's own change) said them.
+  std::optional<uint32_t> mode, uid, gid;
+  std::optional<std::chrono::system_clock::time_point> meta_mtime;
+  bool metadata_known = false;  // read from a HEAD or written here: not a listing's
 };
 
 // `fresh` with what `known` says of the same object version (same ETag) and

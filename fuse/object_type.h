@@ -31,4 +31,11 @@ ObjectType TypeFromListing(uint64_t size);
 // The metadata a link made now is written with (s3fs reads mode and mtime).
 s3::UserMetadata LinkMetadata(std::chrono::system_clock::time_point now);
 
+// --preserve-attrs: `attrs` with mode, uid, gid and mtime from s3fs's names
+// (x-amz-meta-mode, -uid, -gid, -mtime in decimal seconds); a missing or
+// malformed value stays unset. Marks the metadata known.
+void ReadPosixMetadata(const s3::UserMetadata& metadata, ObjectAttrs& attrs);
+// `metadata` with the attributes `attrs` holds written in (others kept).
+void WritePosixMetadata(const ObjectAttrs& attrs, s3::UserMetadata& metadata);
+
 }  // namespace bucketfs::fs

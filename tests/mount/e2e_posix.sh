@@ -120,6 +120,35 @@ EOF
 check "scratch.bin is not in the bucket" gone scratch.bin
 check "unmount" unmount "$MNT"
 
+log "--preserve-attrs: mode, owner and mtime across remounts"
+check "mount --preserve-attrs" mount_bucket "$MNT" "s3://$BUCKET" --preserve-attrs --allow-overwrite
+check "chmod 600" chmod 600 "$MNT/target.txt"
+check "touch -d" touch -d "2001-02-03 04:05:06 UTC" "$MNT/target.txt"
+if [[ $(id -u) -eq 0 ]]; then check "chown 1234:1235" chown 1234:1235 "$MNT/target.txt"; fi
+check "stored as s3fs names them" test "$(s3 meta "$BUCKET" target.txt | grep -E '^(mode|mtime)=' | xargs)" = \
+  "mode=33152 mtime=981173106"
+check "the bytes are unchanged" test "$(cat "$MNT/target.txt")" = hello
+mkdir -p "$TMP/tree/sub"
+printf 'a\n' >"$TMP/tree/a"; chmod 751 "$TMP/tree/a"; touch -d "2010-01-01 00:00:00 UTC" "$TMP/tree/a"
+printf 'b\n' >"$TMP/tree/sub/b"; chmod 640 "$TMP/tree/sub/b"; touch -d "2012-06-01 12:00:00 UTC" "$TMP/tree/sub/b"
+attrs() { (cd "$1" && find . -type f -printf '%P %m %T@\n' | sed 's/\.[0-9]*$//' | sort); }
+if command -v rsync >/dev/null; then
+  check "rsync -a into the mount" timeout 60 rsync -a "$TMP/tree/" "$MNT/tree/"
+else
+  check "cp -a into the mount (no rsync)" cp -a "$TMP/tree" "$MNT/tree"
+fi
+check "unmount" unmount "$MNT"
+check "mount --preserve-attrs again" mount_bucket "$MNT" "s3://$BUCKET" --preserve-attrs
+check "mode and mtime after a remount" test "$(stat -c '%a %Y' "$MNT/target.txt")" = "600 981173106"
+if [[ $(id -u) -eq 0 ]]; then
+  check "owner after a remount" test "$(stat -c '%u:%g' "$MNT/target.txt")" = 1234:1235
+fi
+check "the tree's modes and mtimes round-trip" diff <(attrs "$TMP/tree") <(attrs "$MNT/tree")
+check "unmount" unmount "$MNT"
+check "mount without --preserve-attrs" mount_bucket "$MNT" "s3://$BUCKET"
+check "without the flag: the mount's mode" test "$(stat -c '%a' "$MNT/target.txt")" = 644
+check "unmount" unmount "$MNT"
+
 if [[ "$SERVER" == s3sim ]]; then
   log "requests of a walk: ls -lR and find (s3sim's counter)"
   s3 put-many "$BUCKET" walk/large/f 200 8192
