@@ -30,8 +30,10 @@ Result<Entry> Filesystem::Symlink(const std::string& target, Ino parent, const s
     spdlog::warn("PutObject (symlink) s3://{}/{}: {}", p.bucket, p.key, r.error().ToString());
     return r.error();
   }
-  const ObjectAttrs attrs{target.size(),     now,   r->etag, std::chrono::steady_clock::now(),
-                          ObjectType::kLink, target};
+  ObjectAttrs attrs{target.size(),     now,   r->etag, std::chrono::steady_clock::now(),
+                    ObjectType::kLink, target};
+  attrs.mode = kLinkMode;  // what it was written with
+  attrs.metadata_known = true;
   ReplacedObject(dir->bucket, key);
   names_.Wrote(dir->bucket, dir->key, name, attrs);
   if (meta_) meta_->Changed(dir->bucket, key);
