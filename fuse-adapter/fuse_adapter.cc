@@ -18,11 +18,38 @@ namespace {
 constexpr unsigned kMaxBackground = 64;
 
 Filesystem& Fs(fuse_req_t req) { return *static_cast<SessionData*>(fuse_req_userdata(req))->fs; }
-
-void ReplyError(fuse_req_t req, const Error& e) { fuse_reply_err(req, ErrnoOf(e)); }
-void ReplyStatus(fuse_req_t req, const Status& s) {
-  fuse_reply_err(req, s.ok() ? 0 : ErrnoOf(s.error()));
+FuseObserver* Observer(fuse_req_t req) {
+  return static_cast<SessionData*>(fuse_req_userdata(req))->observer;
 }
+
+// The operation each worker thread is answering now, so that error replies
+// are counted by operation without passing it through every callback.
+thread_local FuseOp current_op = FuseOp::kLookup;
+
+void ReplyErrno(fuse_req_t req, int err, FuseOp op) {
+  if (FuseObserver* o = Observer(req)) o->OnError(op, err);  // before the reply frees req
+  fuse_reply_err(req, err);
+}
+void ReplyError(fuse_req_t req, const Error& e) { ReplyErrno(req, ErrnoOf(e), current_op); }
+void ReplyStatus(fuse_req_t req, const Status& s) {
+  if (!s.ok()) return ReplyError(req, s.error());
+  fuse_reply_err(req, 0);
+}
+
+// Wraps a callback that answers before it returns: counts it and its time.
+template <FuseOp kOp, auto kFn>
+struct Timed;
+template <FuseOp kOp, typename... Args, void (*kFn)(fuse_req_t, Args...)>
+struct Timed<kOp, kFn> {
+  static void Call(fuse_req_t req, Args... args) {
+    FuseObserver* const o = Observer(req);  // req is gone once answered
+    current_op = kOp;
+    if (o == nullptr) return kFn(req, args...);
+    const auto start = std::chrono::steady_clock::now();
+    kFn(req, args...);
+    o->OnOp(kOp, std::chrono::steady_clock::now() - start);
+  }
+};
 
 fuse_entry_param ToParam(const Entry& e) {
   fuse_entry_param p{};
@@ -151,17 +178,29 @@ void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   if (fuse_reply_open(req, fi) == -ENOENT) Fs(req).Release(r->fh);
 }
 
+// Answered when the bytes are there, maybe on another thread: timed until then.
 void Read(fuse_req_t req, fuse_ino_t /*ino*/, size_t size, off_t off, fuse_file_info* fi) {
-  Fs(req).ServeRead(fi->fh, static_cast<uint64_t>(off), size,
-                    [req](const Error* error, std::span<const std::span<const std::byte>> data) {
-                      if (error != nullptr) return ReplyError(req, *error);
-                      std::vector<iovec> iov;
-                      iov.reserve(data.size());
-                      for (const auto& seg : data) {
-                        iov.push_back({const_cast<std::byte*>(seg.data()), seg.size()});
-                      }
-                      fuse_reply_iov(req, iov.data(), static_cast<int>(iov.size()));
-                    });
+  FuseObserver* const o = Observer(req);
+  const auto start =
+      o != nullptr ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+  Fs(req).ServeRead(
+      fi->fh, static_cast<uint64_t>(off), size,
+      [req, o, start](const Error* error, std::span<const std::span<const std::byte>> data) {
+        if (error != nullptr) {
+          ReplyErrno(req, ErrnoOf(*error), FuseOp::kRead);
+        } else {
+          std::vector<iovec> iov;
+          iov.reserve(data.size());
+          uint64_t bytes = 0;
+          for (const auto& seg : data) {
+            iov.push_back({const_cast<std::byte*>(seg.data()), seg.size()});
+            bytes += seg.size();
+          }
+          fuse_reply_iov(req, iov.data(), static_cast<int>(iov.size()));
+          if (o != nullptr) o->OnRead(bytes);
+        }
+        if (o != nullptr) o->OnOp(FuseOp::kRead, std::chrono::steady_clock::now() - start);
+      });
 }
 
 void Write(fuse_req_t req, fuse_ino_t /*ino*/, const char* buf, size_t size, off_t off,
@@ -169,6 +208,7 @@ void Write(fuse_req_t req, fuse_ino_t /*ino*/, const char* buf, size_t size, off
   auto r = Fs(req).Write(fi->fh, static_cast<uint64_t>(off),
                          std::span(reinterpret_cast<const std::byte*>(buf), size));
   if (!r.ok()) return ReplyError(req, r.error());
+  if (FuseObserver* o = Observer(req)) o->OnWrite(*r);
   fuse_reply_write(req, *r);
 }
 
@@ -294,28 +334,29 @@ void Rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t newp
 fuse_lowlevel_ops MakeOps() {
   fuse_lowlevel_ops ops{};
   ops.init = Init;
-  ops.lookup = Lookup;
-  ops.forget = Forget;
-  ops.forget_multi = ForgetMulti;
-  ops.getattr = GetAttr;
-  ops.setattr = SetAttr;
-  ops.open = Open;
+  ops.lookup = Timed<FuseOp::kLookup, Lookup>::Call;
+  ops.forget = Timed<FuseOp::kForget, Forget>::Call;
+  ops.forget_multi = Timed<FuseOp::kForget, ForgetMulti>::Call;
+  ops.getattr = Timed<FuseOp::kGetAttr, GetAttr>::Call;
+  ops.setattr = Timed<FuseOp::kSetAttr, SetAttr>::Call;
+  ops.open = Timed<FuseOp::kOpen, Open>::Call;
   ops.read = Read;
-  ops.write = Write;
-  ops.flush = Flush;
-  ops.fsync = Fsync;
-  ops.release = Release;
-  ops.fsyncdir = FsyncDir;
-  ops.create = Create;
-  ops.opendir = OpenDir;
-  ops.readdir = ReadDir;
-  ops.readdirplus = ReadDirPlus;
-  ops.releasedir = ReleaseDir;
-  ops.statfs = StatFs;
-  ops.mkdir = Mkdir;
-  ops.rmdir = Rmdir;
-  ops.unlink = Unlink;
-  ops.rename = Rename;
+  ops.write = Timed<FuseOp::kWrite, Write>::Call;
+  ops.flush = Timed<FuseOp::kFlush, Flush>::Call;
+  ops.fsync = Timed<FuseOp::kFsync, Fsync>::Call;
+  ops.release = Timed<FuseOp::kRelease, Release>::Call;
+  ops.fsyncdir = Timed<FuseOp::kFsyncDir, FsyncDir>::Call;
+  ops.create = Timed<FuseOp::kCreate, Create>::Call;
+  ops.opendir = Timed<FuseOp::kOpenDir, OpenDir>::Call;
+  ops.readdir = Timed<FuseOp::kReadDir, ReadDir>::Call;
+  ops.readdirplus = Timed<FuseOp::kReadDirPlus, ReadDirPlus>::Call;
+  ops.releasedir = Timed<FuseOp::kReleaseDir, ReleaseDir>::Call;
+  ops.statfs = Timed<FuseOp::kStatFs, StatFs>::Call;
+  ops.mkdir = Timed<FuseOp::kMkdir, Mkdir>::Call;
+  ops.rmdir = Timed<FuseOp::kRmdir, Rmdir>::Call;
+  ops.unlink = Timed<FuseOp::kUnlink, Unlink>::Call;
+  ops.rename = Timed<FuseOp::kRename, Rename>::Call;
+  // Not timed yet: FuseOp has no entries for them (fuse_observer.h).
   ops.symlink = Symlink;
   ops.readlink = ReadLink;
   return ops;

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 
+#include "fuse-adapter/fuse_observer.h"
 #include "prefetch/prefetch_config.h"
 
 namespace bucketfs::fs {
@@ -20,6 +21,7 @@ struct SessionData {
   Filesystem* fs = nullptr;
   InitFlagsIo* init_io = nullptr;  // the /dev/fuse I/O, when installed (init_flags_io.h)
   // (Read-only mounts ask it for FUSE_DIRECT_IO_ALLOW_MMAP.)
+  FuseObserver* observer = nullptr;  // hears of every answer, when set
 };
 
 // The kernel readahead the adapter asks for at INIT (see mount_readahead.h;

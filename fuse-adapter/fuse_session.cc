@@ -11,9 +11,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 #include "fuse-adapter/fuse_adapter.h"
 #include "fuse-adapter/init_flags_io.h"
@@ -44,9 +46,9 @@ std::vector<std::string> SessionArgs(const FsConfig& config, const FuseMountOpti
   if (mount.allow_root) add("allow_root");
   if (config.read_only) add("ro");
   std::vector<std::string> args = {"bucketfs"};
-  if (mount.debug) args.push_back("-d");
+  if (mount.debug) args.emplace_back("-d");
   for (const auto& o : opts) {
-    args.push_back("-o");
+    args.emplace_back("-o");
     args.push_back(o);
   }
   return args;
@@ -89,6 +91,14 @@ Status CheckMountpoint(const std::string& path) {
   return Status::Ok();
 }
 
+// Tests of readiness (tests/mount/e2e_notify.sh) widen the gap between the
+// mount report and the loop's start, so that "ready" sent too early shows.
+void DelayLoopStartForTests() {
+  const char* ms = std::getenv("BUCKETFS_TEST_LOOP_START_DELAY_MS");
+  if (ms == nullptr) return;
+  std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(ms)));
+}
+
 // Unmounts a mount this session took over (libfuse knows no mountpoint for
 // it): lazily, as libfuse unmounts its own, so open files do not block it.
 void DetachTakenOverMount(const std::string& mountpoint) {
@@ -115,11 +125,18 @@ void DetachTakenOverMount(const std::string& mountpoint) {
 }  // namespace
 
 int RunFuseSession(Filesystem& fs, const FuseMountOptions& mount,
-                   std::function<void(Status)> on_mount_result, const SessionHandover* handover) {
+                   std::function<void(Status)> on_mount_result, const SessionHandover* handover,
+                   FuseObserver* observer) {
+  return RunFuseSession(fs, mount, FuseSessionEvents{.on_mount_result = std::move(on_mount_result)},
+                        handover, observer);
+}
+
+int RunFuseSession(Filesystem& fs, const FuseMountOptions& mount, FuseSessionEvents events,
+                   const SessionHandover* handover, FuseObserver* observer) {
   const FsConfig& config = fs.config();
   auto report = [&](Status s) {
-    if (on_mount_result) on_mount_result(std::move(s));
-    on_mount_result = nullptr;
+    if (events.on_mount_result) events.on_mount_result(std::move(s));
+    events.on_mount_result = nullptr;
   };
   const bool takeover = handover != nullptr && handover->takeover_fd >= 0;
   // Checking a mountpoint this process is about to serve would wait on itself.
@@ -138,6 +155,7 @@ int RunFuseSession(Filesystem& fs, const FuseMountOptions& mount,
 
   std::vector<std::string> args = SessionArgs(config, mount);
   std::vector<char*> argv;
+  argv.reserve(args.size());
   for (auto& a : args) argv.push_back(a.data());
   fuse_args fargs = FUSE_ARGS_INIT(static_cast<int>(argv.size()), argv.data());
   // INIT flags libfuse 3.14 leaves out of its reply. FUSE_PARALLEL_DIROPS:
@@ -150,7 +168,7 @@ int RunFuseSession(Filesystem& fs, const FuseMountOptions& mount,
   InitFlagsIo init_io(kFuseParallelDirops | (config.read_only ? kFuseDirectIoAllowMmap : 0));
   if (handover != nullptr && handover->record_init) init_io.OnInitRequest(handover->record_init);
   if (takeover) init_io.ReplayInit(handover->takeover_init);
-  SessionData session{&fs, &init_io};
+  SessionData session{&fs, &init_io, observer};
   const fuse_lowlevel_ops& ops = FuseOperations();
   fuse_session* se = fuse_session_new(&fargs, &ops, sizeof(ops), &session);
   fuse_opt_free_args(&fargs);
@@ -205,6 +223,7 @@ int RunFuseSession(Filesystem& fs, const FuseMountOptions& mount,
   spdlog::info("{} s3://{}/{} at {}", takeover ? "took over the mount of" : "mounted",
                config.bucket, config.prefix, mount.mountpoint);
   report(Status::Ok());
+  DelayLoopStartForTests();
 
   fuse_loop_config* loop = fuse_loop_cfg_create();
   // Cloned descriptors die with this process, and the kernel fails what was
@@ -216,6 +235,9 @@ int RunFuseSession(Filesystem& fs, const FuseMountOptions& mount,
   const int loop_result = fuse_session_loop_mt(se, loop);
   fuse_loop_cfg_destroy(loop);
 
+  // Signalled or unmounted (the service manager hears "stopping" here,
+  // before uploads finish or the mount is handed over).
+  if (events.on_loop_ended) events.on_loop_ended(loop_result > 0 ? loop_result : 0);
   // Unmounted from outside: nothing to hand over. Signalled: a successor may
   // take the mount over, or this daemon finishes what applications wrote and
   // unmounts.

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "fuse-adapter/fuse_observer.h"
 #include "fuse/filesystem.h"
 #include "s3/result.h"
 
@@ -52,16 +53,32 @@ struct SessionHandover {
   std::function<bool()> hand_over_at_exit;
 };
 
+// What the caller hears of the session's life; every member may be empty.
+struct FuseSessionEvents {
+  // Called exactly once: with Ok just before the loop starts serving (the
+  // kernel's first requests, INIT included, wait for the loop), or with the
+  // error when mounting failed (the daemonizing parent waits on it).
+  std::function<void(Status)> on_mount_result;
+  // Called once when the loop has ended (SIGTERM/SIGINT/SIGHUP, or unmounted
+  // from outside), before the uploads still open are finished and the
+  // mount is removed. `signal` is the signal that ended it, 0 for an
+  // unmount. The service manager hears "stopping" here.
+  std::function<void(int signal)> on_loop_ended;
+};
+
 // Mounts `fs` at `mount.mountpoint` and serves it until unmounted or
-// signalled. `on_mount_result` (may be empty) is called exactly once: with
-// Ok once the mount is serving, or with the error when mounting failed (the
-// daemonizing parent waits on it). Returns the process exit code: 0 on a
+// signalled, telling `events` what happens. Returns the process exit code: 0 on a
 // clean unmount, non-zero when mounting failed or uploads could not finish.
 // With `handover` (may be null), the session can be handed over (see
 // SessionHandover); each worker thread then reads the one descriptor, which
-// is the one a successor gets.
+// is the one a successor gets. `observer` (may be null) hears of every
+// operation answered; it must outlive the call.
+int RunFuseSession(Filesystem& fs, const FuseMountOptions& mount, FuseSessionEvents events,
+                   const SessionHandover* handover = nullptr, FuseObserver* observer = nullptr);
+
+// The same with only a mount-result callback.
 int RunFuseSession(Filesystem& fs, const FuseMountOptions& mount,
                    std::function<void(Status)> on_mount_result,
-                   const SessionHandover* handover = nullptr);
+                   const SessionHandover* handover = nullptr, FuseObserver* observer = nullptr);
 
 }  // namespace bucketfs::fs

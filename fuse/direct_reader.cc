@@ -9,7 +9,7 @@
 
 namespace bucketfs::fs {
 
-void FileReader::ReadSegments(uint64_t offset, size_t size, ReadDone done) {
+void FileReader::ReadSegments(uint64_t offset, size_t size, ReadDone&& done) {
   thread_local std::vector<std::byte> buffer;
   if (buffer.size() < size) buffer.resize(size);
   auto r = Read(offset, std::span(buffer.data(), size));

@@ -36,7 +36,7 @@ class FileReader {
   // Reads up to `size` bytes at `offset` and hands them to `done` as segments
   // where they lie (no copy into a caller's buffer); `done` runs exactly once,
   // on this thread or another. The default calls Read on this thread.
-  virtual void ReadSegments(uint64_t offset, size_t size, ReadDone done);
+  virtual void ReadSegments(uint64_t offset, size_t size, ReadDone&& done);
 };
 
 class FileReaderFactory {

@@ -46,6 +46,7 @@
 #include "fuse/file_writer.h"
 #include "fuse/fs_config.h"
 #include "fuse/inode_table.h"
+#include "fuse/io_counters.h"
 #include "fuse/listing_prefetcher.h"
 #include "fuse/local_namespace.h"
 #include "fuse/name_cache.h"
@@ -115,6 +116,10 @@ class Filesystem {
   ~Filesystem();
   Filesystem(const Filesystem&) = delete;
   Filesystem& operator=(const Filesystem&) = delete;
+
+  // The name cache's Find answers from memory and those that were not (metrics).
+  uint64_t name_cache_hits() const { return names_.hits(); }
+  uint64_t name_cache_misses() const { return names_.misses(); }
 
   // --- Names and attributes (fs_lookup.cc, filesystem.cc)
   // `pid`: the caller (0: unknown); see StatWalkers.
@@ -189,6 +194,8 @@ class Filesystem {
 
   const FsConfig& config() const { return config_; }
   const InodeTable& inodes() const { return inodes_; }
+  // Bytes through the mount and failed operations, for status reports.
+  const IoCounters& io_counters() const { return io_counters_; }
 
  private:
   struct FileHandle;
@@ -297,6 +304,7 @@ class Filesystem {
   const std::unique_ptr<ListingPrefetcher> listing_prefetch_;
   SiblingHints siblings_;
   StatWalkers stat_walkers_;
+  IoCounters io_counters_;
 
   mutable Mutex handles_mu_;
   uint64_t next_fh_ GUARDED_BY(handles_mu_) = 1;

@@ -49,7 +49,7 @@ struct FsConfig {
   bool prefetch = true;  // reads through the prefetcher; false: one ranged GET per read
   uint64_t read_part_size = 8ull << 20;  // largest ranged GET of a sequential read stream
   // Every prefetched byte of the mount together (--max-memory); 0 = the
-  // read path's default (prefetch::MemoryBudget::DefaultBudgetBytes()).
+  // read path's default (memory::MemoryBudget::DefaultBudgetBytes()).
   uint64_t max_memory = 0;
   // Files are opened with FOPEN_DIRECT_IO (--direct-io): no page cache, one
   // copy from the part buffer to the application; MAP_SHARED mmap fails.

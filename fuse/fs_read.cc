@@ -90,7 +90,13 @@ Result<size_t> Filesystem::Read(uint64_t fh, uint64_t offset, std::span<std::byt
   auto h = GetFile(fh);
   if (!h) return MakeError(EBADF, "BadHandle", "unknown file handle");
   if (!h->reader) return MakeError(EBADF, "WriteOnly", "file is open for writing only");
-  return h->reader->Read(offset, dest);
+  auto n = h->reader->Read(offset, dest);
+  if (n.ok()) {
+    io_counters_.AddRead(*n);
+  } else {
+    io_counters_.AddError();
+  }
+  return n;
 }
 
 void Filesystem::ServeRead(uint64_t fh, uint64_t offset, size_t size, ReadDone done) {
@@ -102,8 +108,15 @@ void Filesystem::ServeRead(uint64_t fh, uint64_t offset, size_t size, ReadDone d
   // The handle stays alive until the read completes.
   h->reader->ReadSegments(
       offset, size,
-      [h, done = std::move(done)](const Error* error,
-                                  std::span<const std::span<const std::byte>> data) {
+      [this, h, done = std::move(done)](const Error* error,
+                                        std::span<const std::span<const std::byte>> data) {
+        if (error != nullptr) {
+          io_counters_.AddError();
+        } else {
+          uint64_t bytes = 0;
+          for (const auto& segment : data) bytes += segment.size();
+          io_counters_.AddRead(bytes);
+        }
         done(error, data);
       });
 }
@@ -134,6 +147,7 @@ Status Filesystem::CommitHandle(FileHandle& h) {
   }
   {
     MutexLock lock(h.publish_mu);
+    if (!r.ok() && !h.published) io_counters_.AddError();  // once per file, not per close
     // A second commit (release after flush) returns the first one's result:
     // published already, and maybe changed since (--preserve-attrs).
     const bool again = h.published;

@@ -35,7 +35,7 @@ std::optional<Status> Filesystem::RenameUploading(const Resolved& src, const Ino
       MutexLock published(h->publish_mu);
       known = h->committed;
     }
-    Status s = uploaded;
+    Status s = std::move(uploaded);
     std::optional<ObjectAttrs> copy;
     if (s.ok()) {
       auto c = CopyObject(src_bucket, src_key, dst_bucket, dst_key, known);

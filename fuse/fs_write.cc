@@ -55,7 +55,11 @@ Result<size_t> Filesystem::Write(uint64_t fh, uint64_t offset, std::span<const s
   if (!h->writer) return MakeError(EBADF, "ReadOnly", "file is open for reading only");
   h->written.store(true, std::memory_order_relaxed);
   Status s = h->writer->Write(offset, data);
-  if (!s.ok()) return s.error();
+  if (!s.ok()) {
+    io_counters_.AddError();
+    return s.error();
+  }
+  io_counters_.AddWritten(data.size());
   return data.size();
 }
 

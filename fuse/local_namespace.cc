@@ -114,7 +114,7 @@ void LocalNamespace::RenameDirs(const std::string& bucket, const std::string& fr
   std::vector<Key> moved;
   for (auto it = dirs_.lower_bound({bucket, from});
        it != dirs_.end() && it->first == bucket && it->second.compare(0, from.size(), from) == 0;) {
-    moved.push_back({to_bucket, to + it->second.substr(from.size())});
+    moved.emplace_back(to_bucket, to + it->second.substr(from.size()));
     it = dirs_.erase(it);
   }
   dirs_.insert(moved.begin(), moved.end());

@@ -52,6 +52,14 @@ void NameCache::Evict() {
 
 std::optional<NameCache::Hit> NameCache::Find(const std::string& bucket, const std::string& dir_key,
                                               const std::string& name) {
+  std::optional<Hit> hit = FindLocked(bucket, dir_key, name);
+  (hit ? hits_ : misses_).fetch_add(1, std::memory_order_relaxed);
+  return hit;
+}
+
+std::optional<NameCache::Hit> NameCache::FindLocked(const std::string& bucket,
+                                                    const std::string& dir_key,
+                                                    const std::string& name) {
   if (options_.ttl <= 0) return std::nullopt;
   const auto now = Now();
   MutexLock lock(mu_);

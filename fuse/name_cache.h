@@ -26,6 +26,7 @@
 // across a request; the clock is injected for tests.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <functional>
@@ -95,6 +96,9 @@ class NameCache {
   void ListingDone(const std::string& bucket, const std::string& dir_key);
 
   size_t names() const;
+  // Find calls answered from what is known, and those that were not.
+  uint64_t hits() const { return hits_.load(std::memory_order_relaxed); }
+  uint64_t misses() const { return misses_.load(std::memory_order_relaxed); }
 
  private:
   enum class State { kFile, kDir, kMissing };
@@ -117,6 +121,8 @@ class NameCache {
   };
 
   std::chrono::steady_clock::time_point Now() const;
+  std::optional<Hit> FindLocked(const std::string& bucket, const std::string& dir_key,
+                                const std::string& name) EXCLUDES(mu_);
   std::chrono::steady_clock::time_point Until(double seconds) const;
   static std::string DirId(const std::string& bucket, const std::string& dir_key);
   Dir& Touch(const std::string& id) REQUIRES(mu_);
@@ -132,6 +138,8 @@ class NameCache {
   std::unordered_map<std::string, Dir> dirs_ GUARDED_BY(mu_);
   std::list<std::string> lru_ GUARDED_BY(mu_);  // directory ids, most recently used first
   size_t total_ GUARDED_BY(mu_) = 0;            // names held in every directory
+  std::atomic<uint64_t> hits_{0};
+  std::atomic<uint64_t> misses_{0};
 };
 
 }  // namespace bucketfs::fs

@@ -36,7 +36,7 @@ class PrefetchReader : public FileReader {
     return r;
   }
 
-  void ReadSegments(uint64_t offset, size_t size, ReadDone done) override {
+  void ReadSegments(uint64_t offset, size_t size, ReadDone&& done) override {
     const std::thread::id caller = std::this_thread::get_id();
     reader_->ReadFromParts(
         offset, size,

@@ -11,7 +11,9 @@ namespace bucketfs::tools {
 double ProcessCpuSeconds() {
   struct rusage ru {};
   getrusage(RUSAGE_SELF, &ru);
-  auto secs = [](const timeval& tv) { return tv.tv_sec + tv.tv_usec / 1e6; };
+  auto secs = [](const timeval& tv) {
+    return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6;
+  };
   return secs(ru.ru_utime) + secs(ru.ru_stime);
 }
 
@@ -65,7 +67,7 @@ double BenchReport::CpuSecondsPerGiB() const {
 double Percentile(std::vector<double> values, double pct) {
   if (values.empty()) return 0;
   std::sort(values.begin(), values.end());
-  size_t rank = static_cast<size_t>(std::ceil(pct / 100.0 * static_cast<double>(values.size())));
+  auto rank = static_cast<size_t>(std::ceil(pct / 100.0 * static_cast<double>(values.size())));
   rank = std::clamp<size_t>(rank, 1, values.size());
   return values[rank - 1];
 }
@@ -130,7 +132,7 @@ std::string BenchReport::JsonLine() const {
   std::string line = buf;
   if (!latencies_ms.empty()) {
     double t = TotalSeconds();
-    std::snprintf(buf, sizeof buf, ",\"iops\":%.1f,\"lat_p50_ms\":%.3f,\"lat_p99_ms\":%.3f",
+    std::snprintf(buf, sizeof buf, R"(,"iops":%.1f,"lat_p50_ms":%.3f,"lat_p99_ms":%.3f)",
                   t > 0 ? static_cast<double>(latencies_ms.size()) / t : 0,
                   Percentile(latencies_ms, 50), Percentile(latencies_ms, 99));
     line += buf;

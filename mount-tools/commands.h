@@ -17,6 +17,9 @@ int RunWarmCommand(int argc, char** argv);
 // bucketfs sync DIR...   (sync_command.cc)
 int RunSyncCommand(int argc, char** argv);
 
+// bucketfs status [--once] [MOUNTPOINT]   (status_command.cc)
+int RunStatusCommand(int argc, char** argv);
+
 // bucketfs s3://BUCKET[/PREFIX] MOUNTPOINT [options]   (mount_command.cc)
 int RunMountCommand(int argc, char** argv);
 

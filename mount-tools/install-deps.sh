@@ -20,9 +20,11 @@ packages=(
   libpugixml-dev
   libcli11-dev
   libsystemd-dev systemd
+  debootstrap systemd-container util-linux man-db
   libgtest-dev libgmock-dev googletest
   curl ca-certificates procps psmisc
   fio s3fs rclone gnuplot-nox
+  prometheus tmux
   python3 python3-numpy python3-boto3 python3-torch
   python3-zarr
 )

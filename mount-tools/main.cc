@@ -17,6 +17,8 @@ void PrintUsage(FILE* out) {
                "       bucketfs cleanup s3://BUCKET[/PREFIX] [--older-than S] [--dry-run]\n"
                "       bucketfs sync DIR...                                 wait for a mount's "
                "background uploads\n"
+               "       bucketfs status [--once] [MOUNTPOINT]                live view of mounts "
+               "(throughput, requests, errors)\n"
                "       bucketfs --help | --version\n"
                "Run a subcommand with --help for its options.\n");
 }
@@ -41,6 +43,7 @@ int main(int argc, char** argv) {
   if (first == "warm") return bucketfs::tools::RunWarmCommand(argc - 1, argv + 1);
   if (first == "cleanup") return bucketfs::tools::RunCleanupCommand(argc - 1, argv + 1);
   if (first == "sync") return bucketfs::tools::RunSyncCommand(argc - 1, argv + 1);
+  if (first == "status") return bucketfs::tools::RunStatusCommand(argc - 1, argv + 1);
   // Everything else is a mount: `bucketfs SOURCE MOUNTPOINT [options]`, also
   // the form mount(8) uses for fstab entries through the mount helper.
   return bucketfs::tools::RunMountCommand(argc, argv);

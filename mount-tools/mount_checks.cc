@@ -78,6 +78,11 @@ Status CheckMountpoint(const std::string& mountpoint, bool allow_nonempty) {
   return Status::Ok();
 }
 
+// What to check when S3 refuses the credentials.
+constexpr std::string_view kCredentialsAdvice =
+    "check the credentials (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, ~/.aws/credentials, "
+    "--profile) or use --no-sign-request for a public bucket";
+
 std::string DescribeBucketError(const std::string& bucket, const Error& error) {
   std::string what = bucket.empty() ? "the bucket list" : StrCat({"bucket '", bucket, "'"});
   if (error.code == "NoSuchBucket" ||
@@ -85,9 +90,8 @@ std::string DescribeBucketError(const std::string& bucket, const Error& error) {
     return StrCat({"bucket '", bucket, "' does not exist"});
   }
   if (IsCredentialsError(error)) {
-    return StrCat({"access to ", what, " was refused (", error.ToString(),
-                   "); check the credentials (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
-                   "~/.aws/credentials, --profile) or use --no-sign-request for a public bucket"});
+    return StrCat(
+        {"access to ", what, " was refused (", error.ToString(), "); ", kCredentialsAdvice});
   }
   return StrCat({"cannot reach ", what, ": ", error.ToString()});
 }

@@ -1,16 +1,20 @@
 // `bucketfs SOURCE MOUNTPOINT [options]`: the composition root of a mount.
 //
-// Order matters: parse (exit 2 on a usage error) -> check the mountpoint and
-// resolve the client configuration (exit 1, nothing started yet) -> detach
-// (fork while single-threaded) -> in the serving process: logging, the S3
-// client, the bucket check, the components (mount_wiring.h), then
-// RunFuseSession, whose mount result travels back to the waiting parent. With -f every step runs in
-// this process.
+// Order matters: parse (exit 2 on a usage error) -> check the mountpoint, read
+// the --env-file, resolve the client configuration and bind --metrics-addr
+// (exit 1, nothing started yet) -> detach (fork while single-threaded) -> in
+// the serving process: logging, the S3 client, the bucket check, the
+// components (mount_wiring.h), the metrics endpoint and the control socket,
+// then RunFuseSession, whose mount result travels back to the waiting parent
+// and, with -f under systemd, to the ServiceNotifier (READY=1 once the mount
+// answers, STOPPING=1 when the loop ends). With -f every step runs in this
+// process.
 #include <malloc.h>
-#include <sys/mount.h>
 #include <spdlog/spdlog.h>
+#include <sys/mount.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -18,14 +22,24 @@
 #include <vector>
 
 #include "fuse-adapter/fuse_session.h"
+#include "metrics/registry.h"
 #include "mount-tools/commands.h"
+#include "mount-tools/control_paths.h"
+#include "mount-tools/control_socket.h"
 #include "mount-tools/daemonize.h"
+#include "mount-tools/env_file.h"
 #include "mount-tools/logging.h"
+#include "mount-tools/memory_limit.h"
+#include "mount-tools/metrics_http_server.h"
 #include "mount-tools/mount_checks.h"
 #include "mount-tools/mount_handover.h"
+#include "mount-tools/mount_metrics.h"
 #include "mount-tools/mount_options.h"
 #include "mount-tools/mount_wiring.h"
+#include "mount-tools/service_notifier.h"
+#include "mount-tools/status_snapshot.h"
 #include "mount-tools/systemd_fd_store.h"
+#include "mount-tools/systemd_notify.h"
 #include "mount-tools/upload_cleanup.h"
 #include "s3/client_config.h"
 #include "s3/credentials.h"
@@ -42,22 +56,68 @@ std::string Describe(const MountOptions& o) { return o.source + " at " + o.fuse.
 // glibc's dynamic thresholds such blocks go back to the kernel and are
 // faulted in again on the next transfer, so blocks below 4 MiB come from the
 // heap and up to 64 MiB of free heap top stays mapped. Part buffers are
-// mapped on their own (prefetch/buffer_pool.h) and are not affected.
+// mapped on their own (memory/buffer.h) and are not affected.
 void TuneAllocatorForStreaming() {
   mallopt(M_MMAP_THRESHOLD, 4 << 20);
   mallopt(M_TRIM_THRESHOLD, 64 << 20);
 }
 
+// The read-ahead budget: --max-memory, else a quarter of the memory this
+// process may use (its cgroup's limit when lower than RAM); logged either way.
+void SetReadBudget(fs::FsConfig& config) {
+  if (!config.prefetch) return;
+  if (config.max_memory != 0) {
+    spdlog::info("read-ahead memory budget {} (--max-memory)", ShowMemory(config.max_memory));
+    return;
+  }
+  const DefaultReadBudget budget =
+      ChooseDefaultReadBudget(AvailableMemoryFor(PhysicalMemoryBytes()));
+  // Two read parts at least: one being served, one in flight.
+  config.max_memory = std::max(budget.bytes, 2 * config.read_part_size);
+  spdlog::info("{}", budget.explanation);
+}
+
+// The control socket of this mount (`bucketfs status`); none, with a warning,
+// when it cannot be made: the mount works without it.
+std::unique_ptr<ControlServer> StartControlSocket(const MountOptions& options,
+                                                  const metrics::Registry& registry) {
+  const std::string dir = ControlSocketDir();
+  if (Status s = MakeControlSocketDir(dir); !s.ok()) {
+    spdlog::warn("no control socket (bucketfs status will not see this mount): {}",
+                 s.error().message);
+    return nullptr;
+  }
+  auto server = ControlServer::Listen(ControlSocketPath(dir, options.fuse.mountpoint));
+  if (!server.ok()) {
+    spdlog::warn("no control socket (bucketfs status will not see this mount): {}",
+                 server.error().message);
+    return nullptr;
+  }
+  MountIdentity id{options.fuse.mountpoint, options.source, static_cast<long>(::getpid()),
+                   std::chrono::steady_clock::now()};
+  (*server)->Register("status", [&registry, id](const ControlRequest&, int) -> Result<std::string> {
+    return StatusSnapshotText(registry, id, std::chrono::steady_clock::now());
+  });
+  (*server)->Start();
+  spdlog::info("control socket {}", (*server)->path());
+  return std::move(*server);
+}
+
 // Everything after detaching: returns the process exit code; `report` is
-// called exactly once with the mount outcome. `passed`: the descriptors a
-// service manager passed (foreground only; null: no restart handover).
+// called exactly once with the mount outcome. `metrics_server` (may be
+// null) is bound already and served from here until unmount. `passed`: the
+// descriptors a service manager passed (foreground only; null: no restart
+// handover).
 int Serve(const MountOptions& options, const s3::ClientConfig& client_config, const s3::EnvMap& env,
-          const ReportFn& report, std::map<std::string, int>* passed = nullptr) {
+          MetricsHttpServer* metrics_server, const ReportFn& report,
+          std::map<std::string, int>* passed = nullptr) {
   TuneAllocatorForStreaming();
+  // Declared first: the series read the components built below, so it goes last.
+  metrics::Registry registry;
   spdlog::info("bucketfs 0.1.0: mounting {} (endpoint {}, region {}{})", Describe(options),
                client_config.endpoint_url.empty() ? "AWS" : client_config.endpoint_url,
                client_config.region, options.fs.read_only ? ", read-only" : "");
-  auto made = s3::MakeS3Client(client_config, env);
+  auto made = s3::MakeS3Client(client_config, env, MakeS3Metrics(registry));
   if (!made.ok()) {
     Error e = made.error();
     e.message = "cannot set up the S3 client: " + e.message;
@@ -78,6 +138,7 @@ int Serve(const MountOptions& options, const s3::ClientConfig& client_config, co
   // Metadata cache records are keyed by server: the endpoint, or AWS's region.
   fs_config.cache_scope = client_config.endpoint_url.empty() ? "aws:" + client_config.region
                                                              : client_config.endpoint_url;
+  SetReadBudget(fs_config);
   std::unique_ptr<MountHandover> handover;
   if (passed != nullptr) {
     auto set_up = SetUpMountHandover(std::move(*passed));
@@ -91,23 +152,45 @@ int Serve(const MountOptions& options, const s3::ClientConfig& client_config, co
     handover = std::move(*set_up);
   }
   std::unique_ptr<fs::Filesystem> filesystem =
-      BuildFilesystem(std::move(client), fs_config, handover ? handover->journal : nullptr);
+      BuildFilesystem(std::move(client), fs_config, handover ? handover->journal : nullptr,
+                      &registry);
   if (handover && handover->takeover) filesystem->Restore(handover->restored);
+  std::unique_ptr<fs::FuseObserver> fuse_metrics = MakeFuseMetrics(registry);
+  if (metrics_server != nullptr) {
+    metrics_server->Start([&registry] { return registry.RenderText(); });
+    spdlog::info("metrics at http://{}:{}/metrics", options.metrics_addr->host,
+                 metrics_server->port());
+  }
+  std::unique_ptr<ControlServer> control = StartControlSocket(options, registry);
+  // Declared after the filesystem: its thread reads the counters until Stop.
+  const SystemdNotifier systemd =
+      options.fuse.foreground ? SystemdNotifier() : SystemdNotifier::Disabled();
+  ServiceNotifier notifier(systemd,
+                           {.mountpoint = options.fuse.mountpoint, .source = options.source},
+                           [&filesystem] { return filesystem->io_counters().Snapshot(); });
   bool mounted = false;
-  int code = fs::RunFuseSession(
-      *filesystem, options.fuse,
-      [&](Status result) {
-        if (result.ok()) {
-          mounted = true;
-          report(result);
-          return;
-        }
-        Error e = result.error();
-        e.message = "cannot mount " + Describe(options) + ": " + e.message;
-        spdlog::error("{}", e.message);
-        report(e);
-      },
-      handover ? &handover->session : nullptr);
+  fs::FuseSessionEvents events;
+  events.on_mount_result = [&](Status result) {
+    if (result.ok()) {
+      mounted = true;
+      report(result);
+      notifier.MountReported();
+      return;
+    }
+    Error e = result.error();
+    e.message = "cannot mount " + Describe(options) + ": " + e.message;
+    spdlog::error("{}", e.message);
+    report(e);
+  };
+  // Where SIGTERM (or an unmount from outside) arrives, before uploads
+  // finish or the mount is handed over.
+  events.on_loop_ended = [&](int signal) { notifier.Stopping(signal); };
+  int code = fs::RunFuseSession(*filesystem, options.fuse, std::move(events),
+                                handover ? &handover->session : nullptr, fuse_metrics.get());
+  notifier.Stop();
+  // Before what they read goes away.
+  control.reset();
+  if (metrics_server != nullptr) metrics_server->Stop();
   if (handover && !*handover->handed_over) ForgetStoredMount();
   if (!mounted && code == 0) code = 1;
   spdlog::log(code == 0 ? spdlog::level::info : spdlog::level::warn,
@@ -152,11 +235,32 @@ int RunMountCommand(int argc, char** argv) {
     std::fprintf(stderr, "bucketfs: %s\n", s.error().message.c_str());
     return 1;
   }
-  const s3::EnvMap env = s3::CurrentEnvironment();
+  s3::EnvMap env = s3::CurrentEnvironment();
+  if (!options.env_file.empty()) {
+    auto file = LoadEnvFile(options.env_file, ::geteuid());
+    if (!file.ok()) {
+      std::fprintf(stderr, "bucketfs: %s\n", file.error().message.c_str());
+      return 1;
+    }
+    for (const std::string& w : file->warnings)
+      std::fprintf(stderr, "bucketfs: warning: %s\n", w.c_str());
+    MergeEnvFile(*file, env);
+  }
   auto client_config = s3::ResolveClientConfig(options.client, env);
   if (!client_config.ok()) {
     std::fprintf(stderr, "bucketfs: %s\n", client_config.error().message.c_str());
     return 1;
+  }
+
+  // Bound before detaching, so a bad or busy address fails here, on the terminal.
+  std::unique_ptr<MetricsHttpServer> metrics_server;
+  if (options.metrics_addr) {
+    auto bound = MetricsHttpServer::Bind(*options.metrics_addr);
+    if (!bound.ok()) {
+      std::fprintf(stderr, "bucketfs: %s\n", bound.error().message.c_str());
+      return 1;
+    }
+    metrics_server = std::move(*bound);
   }
 
   if (options.fuse.foreground) {
@@ -166,7 +270,7 @@ int RunMountCommand(int argc, char** argv) {
       return 1;
     }
     return Serve(
-        options, *client_config, env,
+        options, *client_config, env, metrics_server.get(),
         [](const Status& s) {
           if (!s.ok()) std::fprintf(stderr, "bucketfs: %s\n", s.error().message.c_str());
         },
@@ -181,7 +285,7 @@ int RunMountCommand(int argc, char** argv) {
       return 1;
     }
     if (dest == LogDestination::kFile) reporter.KeepStderr();
-    return Serve(options, *client_config, env,
+    return Serve(options, *client_config, env, metrics_server.get(),
                  [&reporter](const Status& s) { reporter.Report(s); });
   });
 }

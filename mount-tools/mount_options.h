@@ -17,12 +17,14 @@
 #include <spdlog/common.h>
 #include <sys/types.h>
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "fuse-adapter/fuse_session.h"
 #include "fuse/fs_config.h"
+#include "mount-tools/host_port.h"
 #include "s3/client_config.h"
 #include "s3/result.h"
 
@@ -43,6 +45,9 @@ struct MountOptions {
   fs::FuseMountOptions fuse;
   LogSettings log;
   bool allow_nonempty = false;  // -o nonempty: mount over a non-empty directory
+  std::string env_file;         // --env-file: AWS_* settings (env_file.h); "" = none
+  // --metrics-addr: where GET /metrics is served; unset: nowhere.
+  std::optional<HostPort> metrics_addr;
 };
 
 // What the process was asked to do.

@@ -212,6 +212,17 @@ TEST(MountOptionsTest, GenericMountOptionsIgnored) {
   EXPECT_TRUE(o.fuse.fuse_options.empty());
 }
 
+TEST(MountOptionsTest, EnvFile) {
+  EXPECT_EQ(ParseOk({"s3://b", "/mnt"}).env_file, "");
+  EXPECT_EQ(ParseOk({"s3://b", "/mnt", "--env-file", "/etc/bucketfs/a.env"}).env_file,
+            "/etc/bucketfs/a.env");
+  EXPECT_EQ(ParseOk({"s3://b", "/mnt", "-o", "_netdev,env_file=/etc/b.env,nofail"}).env_file,
+            "/etc/b.env");
+  EXPECT_NE(ParseError({"s3://b", "/mnt", "--env-file"}).find("needs a value"), std::string::npos);
+  EXPECT_NE(ParseError({"s3://b", "/mnt", "-o", "env_file="}).find("empty file name"),
+            std::string::npos);
+}
+
 TEST(MountOptionsTest, PassthroughOptions) {
   MountOptions o = ParseOk({"s3://b", "/mnt", "-o",
                             "nodev,nosuid,noexec,noatime,fsname=data,subtype=s3,"
@@ -404,6 +415,28 @@ TEST(ParseLogLevelTest, Values) {
   EXPECT_EQ(*ParseLogLevel("error"), spdlog::level::err);
   EXPECT_EQ(*ParseLogLevel("off"), spdlog::level::off);
   EXPECT_FALSE(ParseLogLevel("INFO").ok());
+}
+
+}  // namespace
+}  // namespace bucketfs::tools
+
+namespace bucketfs::tools {
+namespace {
+
+TEST(MountOptionsMetricsTest, MetricsAddrFlagAndFstab) {
+  EXPECT_FALSE(ParseMountCommand({"bucketfs", "s3://b", "/mnt"}, MountDefaults{})
+                   ->options.metrics_addr.has_value());
+  auto flag =
+      ParseMountCommand({"bucketfs", "s3://b", "/mnt", "--metrics-addr", "127.0.0.1:9477"}, {});
+  ASSERT_TRUE(flag.ok());
+  EXPECT_EQ(flag->options.metrics_addr->port, 9477);
+  auto fstab = ParseMountCommand({"bucketfs", "s3://b", "/mnt", "-o", "metrics_addr=[::1]:9"}, {});
+  ASSERT_TRUE(fstab.ok());
+  EXPECT_EQ(fstab->options.metrics_addr->host, "::1");
+  auto bad = ParseMountCommand({"bucketfs", "s3://b", "/mnt", "--metrics-addr", "9477"}, {});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("is not HOST:PORT"), std::string::npos);
+  EXPECT_NE(MountUsage().find("--metrics-addr"), std::string::npos);
 }
 
 }  // namespace

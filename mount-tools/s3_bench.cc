@@ -57,6 +57,7 @@ struct BenchOptions {
 std::vector<S3Url> ObjectUrls(const S3Url& base, int objects) {
   if (objects <= 1) return {base};
   std::vector<S3Url> urls;
+  urls.reserve(static_cast<size_t>(objects));
   for (int i = 0; i < objects; ++i)
     urls.push_back({base.bucket, base.key + "-" + std::to_string(i)});
   return urls;
@@ -138,7 +139,7 @@ Status ReadObjectOnce(s3::ObjectClient& client, const ObjectTarget& t, uint64_t 
     p.length = parts[i].length;
     client.GetObjectAsync(
         p, pool.Slot(slot_of[i], parts[i].length),
-        [done = std::move(done)](Result<s3::GetObjectResult> r) { done(r.status()); });
+        [done = std::move(done)](const Result<s3::GetObjectResult>& r) { done(r.status()); });
   };
   jobs.on_complete = [&](size_t i) {
     pool.Give(slot_of[i]);
@@ -289,7 +290,7 @@ Status RandomReads(s3::ObjectClient& client, const ObjectTarget& t, uint64_t blo
     p.length = block;
     client.GetObjectAsync(
         p, pool.Slot(f.slot, block),
-        [done = std::move(done)](Result<s3::GetObjectResult> r) { done(r.status()); });
+        [done = std::move(done)](const Result<s3::GetObjectResult>& r) { done(r.status()); });
   };
   jobs.on_complete = [&](size_t i) {
     auto it = in_flight.find(i);

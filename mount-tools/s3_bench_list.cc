@@ -116,6 +116,7 @@ Status ListParallel(s3::ObjectClient& client, const S3Url& url, int parallel, Co
     }
   };
   std::vector<std::thread> threads;
+  threads.reserve(static_cast<size_t>(parallel));
   for (int i = 0; i < parallel; ++i) threads.emplace_back(worker);
   for (auto& t : threads) t.join();
   return first_error;

@@ -11,8 +11,8 @@
 
 #include "base/mutex.h"
 #include "base/thread_annotations.h"
-#include "prefetch/buffer_pool.h"
-#include "prefetch/memory_budget.h"
+#include "memory/buffer_pool.h"
+#include "memory/memory_budget.h"
 #include "prefetch/part.h"
 #include "prefetch/prefetch_config.h"
 #include "prefetch/range_source.h"
@@ -38,16 +38,20 @@ class FetchTracker {
 
 struct FetchContext {
   PrefetchConfig config;
-  std::shared_ptr<MemoryBudget> budget;
+  std::shared_ptr<memory::MemoryBudget> budget;
   std::shared_ptr<RangeSource> source;
   std::shared_ptr<FetchTracker> tracker;
-  std::shared_ptr<BufferPool> pool;  // part_size buffers for reuse
+  std::shared_ptr<memory::BufferPool> pool;  // part_size buffers for reuse
   // Readers with a sequential stream; each may keep at most a fair share of
   // the budget scheduled ahead of it, so one fast reader cannot starve others.
   mutable std::atomic<int> active_streams{0};
   // Fetches started through FetchForCaller and not finished (at most
   // config.max_fetches_on_caller).
   mutable std::atomic<int> on_caller{0};
+  // Reads answered from bytes already in memory, and reads that waited for
+  // a fetch (metrics).
+  mutable std::atomic<uint64_t> read_hits{0};
+  mutable std::atomic<uint64_t> read_misses{0};
 };
 
 // Starts the fetch that fills `part`; `after(part, status)` runs once it is

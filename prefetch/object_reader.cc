@@ -48,12 +48,15 @@ void ObjectReader::ReadFromParts(uint64_t offset, uint64_t size, ReadCallback do
       in_flight_ += static_cast<int>(plan.to_fetch.size());
       any_read_ = true;
       ++stats_.reads;
+      bool waited = false;
       for (const auto& p : plan.needed) {
         if (!p->done()) {
           ++stats_.waited_reads;
+          waited = true;
           break;
         }
       }
+      (waited ? ctx_->read_misses : ctx_->read_hits).fetch_add(1, std::memory_order_relaxed);
     }
   }
   // Callbacks and the source run without mu_ (either may re-enter the reader).

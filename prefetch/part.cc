@@ -9,14 +9,14 @@
 
 namespace bucketfs::prefetch {
 
-Part::Part(uint64_t offset, uint64_t size, std::shared_ptr<MemoryBudget> budget,
-           std::shared_ptr<BufferPool> pool)
+Part::Part(uint64_t offset, uint64_t size, std::shared_ptr<memory::MemoryBudget> budget,
+           std::shared_ptr<memory::BufferPool> pool)
     : offset_(offset),
       size_(size),
       held_(HeldBytes(size, pool.get())),
       budget_(std::move(budget)),
       pool_(std::move(pool)),
-      data_(pool_ ? pool_->Get(size) : AllocateBuffer(size)),
+      data_(pool_ ? pool_->Get(size) : memory::AllocateBuffer(size)),
       coverage_(size) {}
 
 Part::~Part() {

@@ -19,8 +19,8 @@
 
 #include "base/mutex.h"
 #include "base/thread_annotations.h"
-#include "prefetch/buffer_pool.h"
-#include "prefetch/memory_budget.h"
+#include "memory/buffer_pool.h"
+#include "memory/memory_budget.h"
 #include "prefetch/read_coverage.h"
 #include "s3/result.h"
 
@@ -30,8 +30,8 @@ class Part {
  public:
   // Takes over a reservation of HeldBytes(size, pool) bytes already made on
   // `budget`. The buffer comes from `pool` (may be null) and goes back to it.
-  Part(uint64_t offset, uint64_t size, std::shared_ptr<MemoryBudget> budget,
-       std::shared_ptr<BufferPool> pool = nullptr);
+  Part(uint64_t offset, uint64_t size, std::shared_ptr<memory::MemoryBudget> budget,
+       std::shared_ptr<memory::BufferPool> pool = nullptr);
   ~Part();
   Part(const Part&) = delete;
   Part& operator=(const Part&) = delete;
@@ -39,8 +39,8 @@ class Part {
   // What the buffer of a part of `size` bytes from `pool` (may be null)
   // holds, and so what its budget reservation is: more than `size` when the
   // buffer is a larger pooled one or rounded to huge pages.
-  static uint64_t HeldBytes(uint64_t size, const BufferPool* pool) {
-    return pool ? pool->HeldBytes(size) : AllocatedBytes(size);
+  static uint64_t HeldBytes(uint64_t size, const memory::BufferPool* pool) {
+    return pool ? pool->HeldBytes(size) : memory::AllocatedBytes(size);
   }
 
   uint64_t offset() const { return offset_; }
@@ -73,9 +73,9 @@ class Part {
   const uint64_t offset_;
   const uint64_t size_;
   const uint64_t held_;  // reserved on budget_
-  const std::shared_ptr<MemoryBudget> budget_;
-  const std::shared_ptr<BufferPool> pool_;
-  Buffer data_;
+  const std::shared_ptr<memory::MemoryBudget> budget_;
+  const std::shared_ptr<memory::BufferPool> pool_;
+  memory::Buffer data_;
   ReadCoverage coverage_;
 
   mutable Mutex mu_;

@@ -76,7 +76,7 @@ struct MountReadSettings {
   // READs of one descriptor come one at a time, in order.
   bool direct_io = false;
   uint64_t part_size = PrefetchConfig{}.part_size;
-  uint64_t budget_bytes = 0;  // 0 = MemoryBudget::DefaultBudgetBytes()
+  uint64_t budget_bytes = 0;  // 0 = memory::MemoryBudget::DefaultBudgetBytes()
   int fuse_threads = 16;      // threads of the FUSE loop
   // Random blocks wanted on the FUSE thread that waits for them (0: never).
   int gets_on_fuse_threads = 0;

@@ -10,9 +10,9 @@ namespace bucketfs::prefetch {
 
 namespace {
 
-std::shared_ptr<MemoryBudget> BudgetFor(const PrefetchConfig& config) {
-  return std::make_shared<MemoryBudget>(
-      config.budget_bytes > 0 ? config.budget_bytes : MemoryBudget::DefaultBudgetBytes());
+std::shared_ptr<memory::MemoryBudget> BudgetFor(const PrefetchConfig& config) {
+  return std::make_shared<memory::MemoryBudget>(
+      config.budget_bytes > 0 ? config.budget_bytes : memory::MemoryBudget::DefaultBudgetBytes());
 }
 
 }  // namespace
@@ -21,14 +21,14 @@ Prefetcher::Prefetcher(PrefetchConfig config, std::shared_ptr<RangeSource> sourc
     : Prefetcher(config, std::move(source), BudgetFor(config)) {}
 
 Prefetcher::Prefetcher(PrefetchConfig config, std::shared_ptr<RangeSource> source,
-                       std::shared_ptr<MemoryBudget> budget) {
+                       std::shared_ptr<memory::MemoryBudget> budget) {
   assert(source != nullptr && budget != nullptr);
   auto ctx = std::make_shared<internal::FetchContext>();
   ctx->config = config;
   ctx->budget = std::move(budget);
   ctx->source = std::move(source);
   ctx->tracker = std::make_shared<internal::FetchTracker>();
-  ctx->pool = std::make_shared<BufferPool>(
+  ctx->pool = std::make_shared<memory::BufferPool>(
       config.part_size,
       static_cast<size_t>(config.part_size > 0 ? config.buffer_pool_bytes / config.part_size : 0));
   ctx_ = std::move(ctx);
@@ -54,7 +54,7 @@ void Prefetcher::HintNextFiles(const std::vector<ObjectVersion>& next) { hints_-
 
 const PrefetchConfig& Prefetcher::config() const { return ctx_->config; }
 
-const MemoryBudget& Prefetcher::budget() const { return *ctx_->budget; }
+const memory::MemoryBudget& Prefetcher::budget() const { return *ctx_->budget; }
 
 PrefetcherStats Prefetcher::stats() const {
   PrefetcherStats s;
@@ -66,6 +66,8 @@ PrefetcherStats Prefetcher::stats() const {
   s.budget_used = ctx_->budget->used();
   s.budget_peak = ctx_->budget->peak();
   s.buffer_reuses = ctx_->pool->reuses();
+  s.read_hits = ctx_->read_hits.load(std::memory_order_relaxed);
+  s.read_misses = ctx_->read_misses.load(std::memory_order_relaxed);
   return s;
 }
 

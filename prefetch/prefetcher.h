@@ -26,7 +26,7 @@
 
 #include "base/mutex.h"
 #include "base/thread_annotations.h"
-#include "prefetch/memory_budget.h"
+#include "memory/memory_budget.h"
 #include "prefetch/object_reader.h"
 #include "prefetch/prefetch_config.h"
 #include "prefetch/range_source.h"
@@ -47,16 +47,18 @@ struct PrefetcherStats {
   uint64_t budget_used = 0;
   uint64_t budget_peak = 0;
   uint64_t buffer_reuses = 0;  // part buffers taken from the pool
+  uint64_t read_hits = 0;      // reads answered from bytes already fetched
+  uint64_t read_misses = 0;    // reads that waited for a fetch
 };
 
 class Prefetcher {
  public:
-  // Budget of config.budget_bytes (or MemoryBudget::DefaultBudgetBytes()).
+  // Budget of config.budget_bytes (or memory::MemoryBudget::DefaultBudgetBytes()).
   // REQUIRES: source != nullptr
   Prefetcher(PrefetchConfig config, std::shared_ptr<RangeSource> source);
   // With a budget shared with others (tests, or several mounts in a process).
   Prefetcher(PrefetchConfig config, std::shared_ptr<RangeSource> source,
-             std::shared_ptr<MemoryBudget> budget);
+             std::shared_ptr<memory::MemoryBudget> budget);
   ~Prefetcher();
   Prefetcher(const Prefetcher&) = delete;
   Prefetcher& operator=(const Prefetcher&) = delete;
@@ -71,7 +73,7 @@ class Prefetcher {
   void HintNextFiles(const std::vector<ObjectVersion>& next);
 
   const PrefetchConfig& config() const;
-  const MemoryBudget& budget() const;
+  const memory::MemoryBudget& budget() const;
   PrefetcherStats stats() const;
 
   // Blocks until no fetch is in flight (tests, shutdown).

@@ -12,8 +12,8 @@ bool ReadCoverage::Add(uint64_t off, uint64_t end) {
   if (off >= end) return complete();
   // Pages whole inside [off, end): from off rounded up to the page that ends
   // at or before `end` (the part's short last page ends at size_).
-  size_t first = static_cast<size_t>((off + kPage - 1) / kPage);
-  size_t last = static_cast<size_t>(end == size_ ? pages_.size() : end / kPage);
+  auto first = static_cast<size_t>((off + kPage - 1) / kPage);
+  auto last = static_cast<size_t>(end == size_ ? pages_.size() : end / kPage);
   for (size_t i = first; i < last; ++i) {
     if (!pages_[i]) {
       pages_[i] = true;

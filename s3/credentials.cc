@@ -37,7 +37,7 @@ class StaticProvider final : public CredentialsProvider {
 
 class EnvironmentProvider final : public CredentialsProvider {
  public:
-  explicit EnvironmentProvider(const EnvMap& env) : env_(env) {}
+  explicit EnvironmentProvider(EnvMap env) : env_(std::move(env)) {}
   Result<Credentials> GetCredentials() override {
     const auto id = EnvValue(env_, "AWS_ACCESS_KEY_ID");
     const auto secret = EnvValue(env_, "AWS_SECRET_ACCESS_KEY");

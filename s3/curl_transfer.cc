@@ -6,6 +6,8 @@
 #include <limits>
 #include <utility>
 
+#include "base/strings.h"
+
 namespace bucketfs::s3::curl {
 
 Error CurlCodeToError(CURLcode code, const char* detail) {
@@ -83,15 +85,6 @@ Error CurlCodeToError(CURLcode code, const char* detail) {
 
 namespace {
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() &&
-         (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
-
 size_t HeaderCallback(char* data, size_t size, size_t n, void* user) {
   auto* t = static_cast<Transfer*>(user);
   const size_t len = size * n;
@@ -106,14 +99,14 @@ size_t HeaderCallback(char* data, size_t size, size_t n, void* user) {
     }
     return len;
   }
-  if (Trim(line).empty()) {  // end of a header block
+  if (base::Trim(line).empty()) {  // end of a header block
     if (t->status >= 200 && !t->headers_delivered) t->DeliverHeaders();
     return len;
   }
   const size_t colon = line.find(':');
   if (colon != std::string_view::npos) {
-    t->response_headers.emplace_back(std::string(Trim(line.substr(0, colon))),
-                                     std::string(Trim(line.substr(colon + 1))));
+    t->response_headers.emplace_back(std::string(base::Trim(line.substr(0, colon))),
+                                     std::string(base::Trim(line.substr(colon + 1))));
   }
   return len;
 }

@@ -95,6 +95,7 @@ class Worker {
       }
     }
     if (!queued) {  // stopping: never started
+      // NOLINTNEXTLINE(bugprone-use-after-move): p was moved only when queued.
       p.handler->OnComplete(MakeTransportError(transport_code::kShutdown, "transport stopped"));
       load_.fetch_sub(1, std::memory_order_relaxed);
       return;

@@ -186,7 +186,7 @@ void FakeHttpTransport::Run(const Job& job) {
 }
 
 FakeResponse FakeHttpTransport::RangedObject(const RecordedRequest& request,
-                                             std::string_view object, std::string etag) {
+                                             std::string_view object, const std::string& etag) {
   FakeResponse r;
   const std::string if_match = request.Header("If-Match");
   if (!if_match.empty() && if_match != etag) {

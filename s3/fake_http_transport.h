@@ -87,7 +87,7 @@ class FakeHttpTransport : public HttpTransport {
   // "bytes=a-" header gives 206 with Content-Range, else 200; 416 when the
   // range starts past the end; "If-Match" not equal to `etag` gives 412.
   static FakeResponse RangedObject(const RecordedRequest& request, std::string_view object,
-                                   std::string etag = "\"fake-etag\"");
+                                   const std::string& etag = "\"fake-etag\"");
 
  private:
   struct Rule {

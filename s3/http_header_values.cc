@@ -1,21 +1,12 @@
 #include "s3/http_header_values.h"
 
-#include <cctype>
 #include <charconv>
 
+#include "base/strings.h"
+
 namespace bucketfs::s3 {
-namespace {
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
-}  // namespace
-
 std::optional<uint64_t> ParseHeaderNumber(std::string_view value) {
-  value = Trim(value);
+  value = base::Trim(value);
   uint64_t v = 0;
   const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
   if (value.empty() || ec != std::errc() || ptr != value.data() + value.size()) {
@@ -25,7 +16,7 @@ std::optional<uint64_t> ParseHeaderNumber(std::string_view value) {
 }
 
 std::optional<ContentRange> ParseContentRange(std::string_view value) {
-  value = Trim(value);
+  value = base::Trim(value);
   constexpr std::string_view kUnit = "bytes ";
   if (!value.starts_with(kUnit)) return std::nullopt;
   value.remove_prefix(kUnit.size());
@@ -38,7 +29,7 @@ std::optional<ContentRange> ParseContentRange(std::string_view value) {
   auto last = ParseHeaderNumber(value.substr(dash + 1, slash - dash - 1));
   if (!first || !last || *last < *first) return std::nullopt;
   ContentRange r{*first, *last, std::nullopt};
-  const std::string_view total = Trim(value.substr(slash + 1));
+  const std::string_view total = base::Trim(value.substr(slash + 1));
   if (total != "*") {
     r.total = ParseHeaderNumber(total);
     if (!r.total || *r.total <= *last) return std::nullopt;

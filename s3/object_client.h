@@ -261,8 +261,12 @@ class HttpTransport;
 class S3Executor;
 
 // The real client: libcurl transport + SigV4 + retries, from one config.
-// Owns its transport and executor.
-Result<std::unique_ptr<ObjectClient>> MakeS3Client(const ClientConfig& config, const EnvMap& env);
+// Owns its transport and executor. `observer` (may be null) hears of every
+// HTTP attempt (s3/request_observer.h); the client keeps it alive.
+class RequestObserver;
+Result<std::unique_ptr<ObjectClient>> MakeS3Client(
+    const ClientConfig& config, const EnvMap& env,
+    std::shared_ptr<RequestObserver> observer = nullptr);
 
 // A client over a given executor (tests use a FakeHttpTransport under it).
 std::unique_ptr<ObjectClient> MakeObjectClient(S3Executor& executor);

@@ -58,6 +58,7 @@ Result<GetPlan> PlanGet(const GetObjectParams& p, size_t dest_size) {
   if (Status st = CheckBucketKey(kOp, p.bucket, p.key); !st.ok()) return st.error();
   GetPlan plan;
   plan.request.method = "GET";
+  plan.request.op = S3Op::kGet;
   plan.request.bucket = p.bucket;
   plan.request.key = p.key;
   plan.request.run_on_caller = p.run_on_caller;
@@ -143,6 +144,7 @@ Result<S3Request> PlanUploadPart(const UploadPartParams& p, std::span<const std:
   }
   S3Request req;
   req.method = "PUT";
+  req.op = S3Op::kUploadPart;
   req.bucket = p.bucket;
   req.key = p.key;
   req.query = {{"partNumber", std::to_string(p.part_number)}, {"uploadId", p.upload_id}};
@@ -175,6 +177,7 @@ Result<HeadObjectResult> S3ObjectClient::HeadObject(const HeadObjectParams& p) {
   if (Status st = CheckBucketKey(kOp, p.bucket, p.key); !st.ok()) return st.error();
   S3Request req;
   req.method = "HEAD";
+  req.op = S3Op::kHead;
   req.bucket = p.bucket;
   req.key = p.key;
   if (!p.if_match.empty()) req.headers.emplace_back("If-Match", p.if_match);
@@ -225,6 +228,7 @@ Result<PutObjectResult> S3ObjectClient::PutObject(const PutObjectParams& p,
   if (Status st = CheckBucketKey("PutObject", p.bucket, p.key); !st.ok()) return st.error();
   S3Request req;
   req.method = "PUT";
+  req.op = S3Op::kPut;
   req.bucket = p.bucket;
   req.key = p.key;
   req.body = body;

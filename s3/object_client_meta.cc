@@ -16,6 +16,7 @@ Result<ListObjectsV2Result> S3ObjectClient::ListObjectsV2(const ListObjectsV2Par
   if (p.max_keys < 0) return InvalidArgument(kOp, "max_keys must be >= 0");
   S3Request req;
   req.method = "GET";
+  req.op = S3Op::kList;
   req.bucket = p.bucket;
   // encoding-type=url: keys holding characters XML 1.0 cannot carry survive;
   // the parser decodes only when the answer says it encoded.
@@ -35,6 +36,7 @@ Result<ListObjectsV2Result> S3ObjectClient::ListObjectsV2(const ListObjectsV2Par
 Result<ListBucketsResult> S3ObjectClient::ListBuckets() {
   S3Request req;
   req.method = "GET";
+  req.op = S3Op::kListBuckets;
   auto r = executor_.ExecuteSync(std::move(req));
   if (!r.ok()) return r.error();
   return ParseListBuckets(r->body);
@@ -44,6 +46,7 @@ Status S3ObjectClient::DeleteObject(const DeleteObjectParams& p) {
   if (Status st = CheckBucketKey("DeleteObject", p.bucket, p.key); !st.ok()) return st;
   S3Request req;
   req.method = "DELETE";
+  req.op = S3Op::kDelete;
   req.bucket = p.bucket;
   req.key = p.key;
   return executor_.ExecuteSync(std::move(req)).status();
@@ -63,6 +66,7 @@ Result<DeleteObjectsResult> S3ObjectClient::DeleteObjects(const DeleteObjectsPar
   const std::string body = BuildDeleteObjectsXml(p.keys, p.quiet);
   S3Request req;
   req.method = "POST";
+  req.op = S3Op::kDeleteMulti;
   req.bucket = p.bucket;
   req.query = {{"delete", ""}};
   req.headers.emplace_back("Content-Type", "application/xml");
@@ -80,6 +84,7 @@ Result<CopyObjectResult> S3ObjectClient::CopyObject(const CopyObjectParams& p) {
   if (Status st = CheckBucketKey(kOp, p.source_bucket, p.source_key); !st.ok()) return st.error();
   S3Request req;
   req.method = "PUT";
+  req.op = S3Op::kCopy;
   req.bucket = p.bucket;
   req.key = p.key;
   req.headers.emplace_back("x-amz-copy-source", CopySource(p.source_bucket, p.source_key));
@@ -106,6 +111,7 @@ Status S3ObjectClient::CreateBucket(const CreateBucketParams& p) {
   const std::string body = BuildCreateBucketXml(executor_.config().region);
   S3Request req;
   req.method = "PUT";
+  req.op = S3Op::kCreateBucket;
   req.bucket = p.bucket;
   if (!body.empty()) {
     req.headers.emplace_back("Content-Type", "application/xml");

@@ -46,6 +46,7 @@ Result<CreateMultipartUploadResult> S3ObjectClient::CreateMultipartUpload(
   }
   S3Request req;
   req.method = "POST";
+  req.op = S3Op::kCreateMultipart;
   req.bucket = p.bucket;
   req.key = p.key;
   req.query = {{"uploads", ""}};
@@ -73,6 +74,7 @@ Result<UploadPartResult> S3ObjectClient::UploadPartCopy(const UploadPartCopyPara
   }
   S3Request req;
   req.method = "PUT";
+  req.op = S3Op::kUploadPartCopy;
   req.bucket = p.bucket;
   req.key = p.key;
   req.query = {{"partNumber", std::to_string(p.part_number)}, {"uploadId", p.upload_id}};
@@ -126,6 +128,7 @@ Result<CompleteMultipartUploadResult> S3ObjectClient::CompleteMultipartUpload(
   const std::string body = BuildCompleteMultipartUploadXml(p.parts);
   S3Request req;
   req.method = "POST";
+  req.op = S3Op::kCompleteMultipart;
   req.bucket = p.bucket;
   req.key = p.key;
   req.query = {{"uploadId", p.upload_id}};
@@ -154,6 +157,7 @@ Status S3ObjectClient::AbortMultipartUpload(const AbortMultipartUploadParams& p)
   if (p.upload_id.empty()) return InvalidArgument(kOp, "empty upload id");
   S3Request req;
   req.method = "DELETE";
+  req.op = S3Op::kAbortMultipart;
   req.bucket = p.bucket;
   req.key = p.key;
   req.query = {{"uploadId", p.upload_id}};
@@ -166,6 +170,7 @@ Result<ListMultipartUploadsResult> S3ObjectClient::ListMultipartUploads(
   if (p.bucket.empty()) return InvalidArgument("ListMultipartUploads", "empty bucket name");
   S3Request req;
   req.method = "GET";
+  req.op = S3Op::kListMultipart;
   req.bucket = p.bucket;
   req.query = {{"uploads", ""}, {"encoding-type", "url"}};
   if (!p.prefix.empty()) req.query.emplace_back("prefix", p.prefix);

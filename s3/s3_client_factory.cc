@@ -12,6 +12,7 @@
 #include "s3/curl_transport.h"
 #include "s3/object_client.h"
 #include "s3/object_client_impl.h"
+#include "s3/request_observer.h"
 #include "s3/s3_executor.h"
 
 namespace bucketfs::s3 {
@@ -20,9 +21,11 @@ namespace {
 class OwningS3Client final : public ObjectClient {
  public:
   OwningS3Client(std::unique_ptr<HttpTransport> transport, const Endpoint& endpoint,
-                 std::shared_ptr<CredentialsProvider> credentials, const ClientConfig& config)
-      : executor_(
-            std::make_unique<S3Executor>(*transport, endpoint, std::move(credentials), config)),
+                 std::shared_ptr<CredentialsProvider> credentials, const ClientConfig& config,
+                 std::shared_ptr<RequestObserver> observer)
+      : observer_(std::move(observer)),
+        executor_(std::make_unique<S3Executor>(*transport, endpoint, std::move(credentials), config,
+                                               observer_.get())),
         client_(std::make_unique<S3ObjectClient>(*executor_)),
         transport_(std::move(transport)) {}
 
@@ -87,6 +90,7 @@ class OwningS3Client final : public ObjectClient {
 
  private:
   // Built in this order; torn down in the reverse of the destructor's resets.
+  std::shared_ptr<RequestObserver> observer_;  // outlives the executor that calls it
   std::unique_ptr<S3Executor> executor_;
   std::unique_ptr<S3ObjectClient> client_;
   std::unique_ptr<HttpTransport> transport_;
@@ -94,7 +98,8 @@ class OwningS3Client final : public ObjectClient {
 
 }  // namespace
 
-Result<std::unique_ptr<ObjectClient>> MakeS3Client(const ClientConfig& config, const EnvMap& env) {
+Result<std::unique_ptr<ObjectClient>> MakeS3Client(const ClientConfig& config, const EnvMap& env,
+                                                   std::shared_ptr<RequestObserver> observer) {
   auto endpoint = Endpoint::FromConfig(config);
   if (!endpoint.ok()) return endpoint.error();
   std::shared_ptr<CredentialsProvider> credentials =
@@ -107,7 +112,7 @@ Result<std::unique_ptr<ObjectClient>> MakeS3Client(const ClientConfig& config, c
   auto transport = MakeCurlTransport(options);
   if (!transport.ok()) return transport.error();
   std::unique_ptr<ObjectClient> client = std::make_unique<OwningS3Client>(
-      std::move(*transport), *endpoint, std::move(credentials), config);
+      std::move(*transport), *endpoint, std::move(credentials), config, std::move(observer));
   return client;
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "base/strings.h"
 #include "s3/s3_executor.h"
 
 namespace bucketfs::s3 {
@@ -146,12 +147,6 @@ std::string Lower(std::string_view s) {
   return out;
 }
 
-std::string_view TrimView(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())) != 0) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())) != 0) s.remove_suffix(1);
-  return s;
-}
-
 // Printable, single-line, bounded excerpt of a body for a human.
 std::string Excerpt(std::string_view body, size_t max_chars) {
   std::string out;
@@ -231,7 +226,7 @@ Error ParseS3Error(int http_status, std::string_view body, const HttpHeaders& he
   std::string code;
   std::string message;
   std::string extra;  // region / endpoint hints from redirects
-  const std::string_view trimmed = TrimView(body);
+  const std::string_view trimmed = base::Trim(body);
   if (trimmed.empty()) {
     message = "no error details in the response body";
   } else if (LooksLikeHtml(trimmed)) {
@@ -250,9 +245,10 @@ Error ParseS3Error(int http_status, std::string_view body, const HttpHeaders& he
     } else {
       pugi::xml_node root = doc.child("Error");
       if (!root) root = doc.document_element();
-      code = TrimView(root.child("Code").text().as_string());
-      message = TrimView(root.child("Message").text().as_string());
-      if (e.request_id.empty()) e.request_id = TrimView(root.child("RequestId").text().as_string());
+      code = base::Trim(root.child("Code").text().as_string());
+      message = base::Trim(root.child("Message").text().as_string());
+      if (e.request_id.empty())
+        e.request_id = base::Trim(root.child("RequestId").text().as_string());
       if (const char* region = root.child("Region").text().as_string(); *region != '\0') {
         extra += std::string(" (bucket region: ") + region + ")";
       }

@@ -57,13 +57,16 @@ struct S3Executor::Operation {
 
 class S3Executor::AttemptHandler : public HttpResponseHandler {
  public:
+  // `delay`: the backoff before the transport sends it, left out of its latency.
   AttemptHandler(S3Executor& exec, std::shared_ptr<Operation> op, bool ranged, uint64_t asked_first,
-                 uint64_t asked_last)
+                 uint64_t asked_last, std::chrono::milliseconds delay)
       : exec_(exec),
         op_(std::move(op)),
         ranged_(ranged),
         asked_first_(asked_first),
-        asked_last_(asked_last) {}
+        asked_last_(asked_last),
+        started_(exec.observer_ != nullptr ? std::chrono::steady_clock::now() + delay
+                                           : std::chrono::steady_clock::time_point{}) {}
 
   void OnHeaders(int status, const HttpHeaders& headers) override {
     status_ = status;
@@ -114,6 +117,11 @@ class S3Executor::AttemptHandler : public HttpResponseHandler {
 
   void OnComplete(Status transport_status) override {
     std::shared_ptr<Operation> op = std::move(op_);
+    if (exec_.observer_ != nullptr) {
+      exec_.observer_->OnAttemptEnd(op->request.op, status_,
+                                    std::chrono::steady_clock::now() - started_,
+                                    got_ + error_body_.size(), op->request.body.size());
+    }
     if (!fail_.ok()) {
       exec_.OnAttemptFailed(op, std::move(fail_.error()));
     } else if (!transport_status.ok()) {
@@ -172,7 +180,8 @@ class S3Executor::AttemptHandler : public HttpResponseHandler {
   std::shared_ptr<Operation> op_;
   const bool ranged_;
   const uint64_t asked_first_;
-  const uint64_t asked_last_;  // kNoLimit for "bytes=a-"
+  const uint64_t asked_last_;                            // kNoLimit for "bytes=a-"
+  const std::chrono::steady_clock::time_point started_;  // only read with an observer
   int status_ = 0;
   bool success_ = false;
   uint64_t limit_ = kNoLimit;  // bytes this attempt may deliver
@@ -183,12 +192,14 @@ class S3Executor::AttemptHandler : public HttpResponseHandler {
 };
 
 S3Executor::S3Executor(HttpTransport& transport, Endpoint endpoint,
-                       std::shared_ptr<CredentialsProvider> credentials, ClientConfig config)
+                       std::shared_ptr<CredentialsProvider> credentials, ClientConfig config,
+                       RequestObserver* observer)
     : transport_(transport),
       endpoint_(std::move(endpoint)),
       credentials_(std::move(credentials)),
       config_(std::move(config)),
-      retry_(RetryOptions{config_.max_attempts, config_.backoff_base, config_.backoff_max}) {}
+      retry_(RetryOptions{config_.max_attempts, config_.backoff_base, config_.backoff_max}),
+      observer_(observer) {}
 
 void S3Executor::Execute(S3Request request, std::shared_ptr<BodySink> sink, S3Callback done) {
   auto op = std::make_shared<Operation>();
@@ -283,8 +294,9 @@ void S3Executor::StartAttempt(const std::shared_ptr<Operation>& op,
   http.low_speed_time =
       std::max(config_.low_speed_time, req.min_low_speed_time.value_or(std::chrono::seconds(0)));
   http.low_speed_bytes_per_sec = config_.low_speed_bytes_per_sec;
+  if (observer_ != nullptr) observer_->OnAttemptStart(req.op);
   transport_.Submit(std::move(http),
-                    std::make_shared<AttemptHandler>(*this, op, ranged, first, last), delay);
+                    std::make_shared<AttemptHandler>(*this, op, ranged, first, last, delay), delay);
 }
 
 void S3Executor::OnAttemptFailed(const std::shared_ptr<Operation>& op, Error error) {
@@ -309,6 +321,7 @@ void S3Executor::OnAttemptFailed(const std::shared_ptr<Operation>& op, Error err
     }
   }
   if (retry) {
+    if (observer_ != nullptr) observer_->OnRetry(op->request.op);
     StartAttempt(op, retry_.NextDelay(op->attempts));
     return;
   }

@@ -30,6 +30,7 @@
 #include "s3/client_config.h"
 #include "s3/credentials.h"
 #include "s3/http_transport.h"
+#include "s3/request_observer.h"
 #include "s3/result.h"
 #include "s3/retry_policy.h"
 
@@ -41,9 +42,10 @@ struct ByteRange {
 };
 
 struct S3Request {
-  std::string method;  // GET HEAD PUT POST DELETE
-  std::string bucket;  // "" for ListBuckets
-  std::string key;     // not encoded; "" for bucket-level requests
+  std::string method;      // GET HEAD PUT POST DELETE
+  S3Op op = S3Op::kOther;  // what the request does, for the RequestObserver
+  std::string bucket;      // "" for ListBuckets
+  std::string key;         // not encoded; "" for bucket-level requests
   std::vector<std::pair<std::string, std::string>> query;  // not encoded
   HttpHeaders headers;  // extra headers (Content-Type, If-Match, x-amz-copy-source, ...)
   std::span<const std::byte> body;  // caller keeps it alive until done
@@ -82,8 +84,10 @@ using S3Callback = std::function<void(Result<S3Response>)>;
 
 class S3Executor {
  public:
+  // `observer` (may be null) hears of every attempt; it must outlive the executor.
   S3Executor(HttpTransport& transport, Endpoint endpoint,
-             std::shared_ptr<CredentialsProvider> credentials, ClientConfig config);
+             std::shared_ptr<CredentialsProvider> credentials, ClientConfig config,
+             RequestObserver* observer = nullptr);
 
   // Runs the request asynchronously; `done` runs exactly once, on a transport
   // thread. REQUIRES: `done` does not block for long.
@@ -110,6 +114,7 @@ class S3Executor {
   std::shared_ptr<CredentialsProvider> credentials_;
   ClientConfig config_;
   RetryPolicy retry_;
+  RequestObserver* const observer_;
 };
 
 // Parses an S3 error response (XML <Error><Code>..<Message>..<RequestId>..)

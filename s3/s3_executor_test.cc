@@ -80,6 +80,46 @@ TEST_F(S3ExecutorTest, RetriesA503ThenSucceeds) {
   EXPECT_LE(reqs[1].delay.count(), 2);  // first retry: jitter within [0, base]
 }
 
+// Records what the executor reports per attempt.
+class RecordingObserver : public RequestObserver {
+ public:
+  void OnAttemptStart(S3Op op) override { starts.push_back(op); }
+  void OnAttemptEnd(S3Op op, int http_status, std::chrono::nanoseconds latency, uint64_t bytes_in,
+                    uint64_t /*bytes_out*/) override {
+    ends.push_back({op, http_status});
+    received += bytes_in;
+    if (latency.count() < 0) negative_latency = true;
+  }
+  void OnRetry(S3Op op) override { retries.push_back(op); }
+  std::vector<S3Op> starts, retries;
+  std::vector<std::pair<S3Op, int>> ends;
+  uint64_t received = 0;
+  bool negative_latency = false;
+};
+
+TEST_F(S3ExecutorTest, ObserverHearsEveryAttemptItsStatusAndTheRetry) {
+  RecordingObserver observer;
+  // The retry's backoff really waits here, as in the real transport: the
+  // observer's latency leaves it out.
+  FakeHttpTransport fake(FakeTransportOptions{.delay_scale = 1.0});
+  S3Executor exec(fake, endpoint_,
+                  MakeStaticCredentialsProvider({"AKIDEXAMPLE", "SECRET", "", false}), config_,
+                  &observer);
+  fake.AddResponse("GET", "/b/k", FakeResponse{503, {}, "<Error><Code>SlowDown</Code></Error>"});
+  fake.AddResponse("GET", "/b/k", FakeResponse{200, {{"ETag", "\"e\""}}, "hello"});
+  S3Request req = Get("k");
+  req.op = S3Op::kGet;
+  ASSERT_TRUE(exec.ExecuteSync(req).ok());
+  EXPECT_EQ(observer.starts, (std::vector<S3Op>{S3Op::kGet, S3Op::kGet}));
+  EXPECT_EQ(observer.retries, (std::vector<S3Op>{S3Op::kGet}));
+  ASSERT_EQ(observer.ends.size(), 2u);
+  EXPECT_EQ(observer.ends[0].second, 503);
+  EXPECT_EQ(observer.ends[1].second, 200);
+  EXPECT_GE(observer.received, 5u);
+  EXPECT_FALSE(observer.negative_latency);
+  EXPECT_EQ(S3OpName(S3Op::kUploadPart), "UPLOAD_PART");
+}
+
 TEST_F(S3ExecutorTest, GivesUpAfterMaxAttemptsWithClearError) {
   fake_.AddResponse("GET", "/b/k",
                     FakeResponse{503,

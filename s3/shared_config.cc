@@ -6,16 +6,12 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/strings.h"
+
 namespace bucketfs::s3 {
 namespace {
 
 bool IsBlank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v'; }
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && IsBlank(s.front())) s.remove_prefix(1);
-  while (!s.empty() && IsBlank(s.back())) s.remove_suffix(1);
-  return s;
-}
 
 std::string Lower(std::string_view s) {
   std::string out(s);
@@ -27,7 +23,7 @@ std::string Lower(std::string_view s) {
 std::string NormalizeSectionName(std::string_view name) {
   std::string out;
   bool space = false;
-  for (char c : Trim(name)) {
+  for (char c : base::Trim(name)) {
     if (IsBlank(c)) {
       space = true;
       continue;
@@ -44,7 +40,7 @@ std::string NormalizeSectionName(std::string_view name) {
 std::string_view StripInlineComment(std::string_view value) {
   for (size_t i = 1; i < value.size(); ++i) {
     if ((value[i] == '#' || value[i] == ';') && IsBlank(value[i - 1])) {
-      return Trim(value.substr(0, i));
+      return base::Trim(value.substr(0, i));
     }
   }
   return value;
@@ -68,7 +64,7 @@ IniFile ParseIni(std::string_view text) {
     const std::string_view raw = text.substr(pos, eol - pos);
     pos = eol + 1;
     const bool indented = !raw.empty() && IsBlank(raw.front());
-    const std::string_view line = Trim(raw);
+    const std::string_view line = base::Trim(raw);
     if (line.empty() || line.front() == '#' || line.front() == ';') continue;
     if (line.front() == '[') {
       const size_t close = line.find(']');
@@ -83,9 +79,9 @@ IniFile ParseIni(std::string_view text) {
     if (current == nullptr) continue;  // keys before any section
     const size_t eq = line.find('=');
     if (eq == std::string_view::npos) continue;
-    const std::string key = Lower(Trim(line.substr(0, eq)));
+    const std::string key = Lower(base::Trim(line.substr(0, eq)));
     if (key.empty()) continue;
-    const std::string_view value = StripInlineComment(Trim(line.substr(eq + 1)));
+    const std::string_view value = StripInlineComment(base::Trim(line.substr(eq + 1)));
     if (indented && !parent_key.empty()) {
       (*current)[parent_key + "." + key] = std::string(value);
       continue;

@@ -4,6 +4,8 @@
 #include <cctype>
 #include <cstdio>
 
+#include "base/strings.h"
+
 namespace bucketfs::s3 {
 namespace {
 
@@ -86,12 +88,7 @@ bool ReadClock(Cursor& c, int& h, int& mi, int& s) {
 }  // namespace
 
 std::optional<SysTime> ParseIso8601(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) {
-    text.remove_suffix(1);
-  }
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) {
-    text.remove_prefix(1);
-  }
+  text = base::Trim(text);
   Cursor c(text);
   int y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0, ms = 0;
   if (!(c.Digits(4, y) && c.Char('-') && c.Digits(2, mo) && c.Char('-') && c.Digits(2, d))) {

@@ -4,16 +4,11 @@
 #include <charconv>
 #include <sstream>
 
+#include "base/strings.h"
 #include "s3/time_util.h"
 
 namespace bucketfs::s3::xml {
 namespace {
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
 
 // A short, printable excerpt of a bad value for error messages.
 std::string Excerpt(std::string_view s) {
@@ -45,7 +40,7 @@ Result<T> GetNumber(pugi::xml_node parent, std::string_view name, std::string_vi
     return Missing(operation, name);
   }
   const std::string text = NodeText(node);
-  const std::string_view v = Trim(text);
+  const std::string_view v = base::Trim(text);
   T out{};
   const auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
   if (v.empty() || ec != std::errc() || ptr != v.data() + v.size()) {
@@ -63,7 +58,8 @@ Error MalformedResponse(std::string_view operation, std::string_view what) {
 
 Status ParseXmlDocument(std::string_view body, std::string_view operation,
                         pugi::xml_document& doc) {
-  if (Trim(body).empty()) return MalformedResponse(operation, "empty response body, XML expected");
+  if (base::Trim(body).empty())
+    return MalformedResponse(operation, "empty response body, XML expected");
   // parse_default decodes entities and keeps CDATA; parse_ws_pcdata_single
   // keeps a key made only of spaces ("<Key> </Key>").
   const unsigned options = pugi::parse_default | pugi::parse_ws_pcdata_single;
@@ -146,7 +142,7 @@ Result<bool> GetBool(pugi::xml_node parent, std::string_view name, std::string_v
     return Missing(operation, name);
   }
   const std::string text = NodeText(node);
-  std::string v(Trim(text));
+  std::string v(base::Trim(text));
   for (char& ch : v) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   if (v == "true" || v == "1") return true;
   if (v == "false" || v == "0") return false;

@@ -2,10 +2,11 @@
 // filled in memory. Parts that a file's writes reach for the first time (at
 // the part's start, for a part holding bytes of the object the file is built
 // from; the first part only from a first write of 128 KiB or more at 0, see
-// StagedUpload::CanFill) are assembled in a part buffer from the UploadBudget
-// (TakeFill) instead of the staging file: each write is copied straight into
-// the buffer and, while writes come in order, summed (CRC32C) in the same
-// pass (s3::CopyCrc32c), so the part is never read back before upload.
+// StagedUpload::CanFill) are assembled in a part buffer from the mount's
+// PartBufferBudget (TakeFill) instead of the staging file: each write is
+// copied straight into the buffer and, while writes come in order, summed
+// (CRC32C) in the same pass (s3::CopyCrc32c), so the part is never read back
+// before upload.
 // When the part goes out, Take hands the buffer to the writer, which uploads
 // it and meanwhile writes it to the staging file (StagingFile::WriteBuffered,
 // O_DIRECT where possible) for writes that may seek back into it.
@@ -30,8 +31,8 @@
 #include <span>
 
 #include "cache/staging_file.h"
+#include "memory/part_buffer_budget.h"
 #include "upload/part_layout.h"
-#include "upload/upload_budget.h"
 
 namespace bucketfs::upload {
 
@@ -42,7 +43,7 @@ class FilledParts {
   static constexpr size_t kMaxFills = 3;
 
   // `crc32c`: parts carry a CRC32C, summed as they are written.
-  FilledParts(std::shared_ptr<UploadBudget> budget, bool crc32c)
+  FilledParts(std::shared_ptr<memory::PartBufferBudget> budget, bool crc32c)
       : budget_(std::move(budget)), crc32c_(crc32c) {}
   ~FilledParts() { Release(); }
   FilledParts(const FilledParts&) = delete;
@@ -63,7 +64,7 @@ class FilledParts {
 
   // Part `i` goes out as its first `len` bytes.
   struct Sent {
-    PartBuffer body;                 // size `len`; no longer a fill (FillSent)
+    memory::PartBuffer body;         // size `len`; no longer a fill (FillSent)
     std::optional<uint32_t> crc32c;  // when summed in order (CRC32C parts)
   };
   // Takes part `i`'s buffer out (zeroing a hole at its end); the caller
@@ -81,13 +82,13 @@ class FilledParts {
 
  private:
   struct Fill {
-    PartBuffer buf;
+    memory::PartBuffer buf;
     uint64_t end = 0;    // bytes from the part's start that hold data (or zeros)
     uint32_t crc = 0;    // CRC32C of [0, end) while `summed`
     bool summed = true;  // every write so far came in order
   };
 
-  const std::shared_ptr<UploadBudget> budget_;
+  const std::shared_ptr<memory::PartBufferBudget> budget_;
   const bool crc32c_;
   std::map<int, Fill> fills_;  // by part index
 };

@@ -13,10 +13,10 @@
 #include <string>
 
 #include "cache/staging_file.h"
+#include "memory/part_buffer_budget.h"
 #include "s3/crc32c.h"
 #include "upload/part_layout.h"
 #include "upload/testing/staged_upload_fixture.h"
-#include "upload/upload_budget.h"
 
 namespace bucketfs::upload {
 namespace {
@@ -28,12 +28,13 @@ using testing::Pattern;
 // buffers up to 4000 in all, each at most 2000).
 class FilledPartsUnitTest : public ::testing::Test {
  protected:
-  static std::string Body(const PartBuffer& b) {
+  static std::string Body(const memory::PartBuffer& b) {
     return {reinterpret_cast<const char*>(b.data.get()), static_cast<size_t>(b.size)};
   }
   static uint32_t Sum(const std::string& s) { return s3::Crc32c(Bytes(s)); }
 
-  std::shared_ptr<UploadBudget> budget_ = std::make_shared<UploadBudget>(8000);
+  std::shared_ptr<memory::PartBufferBudget> budget_ =
+      std::make_shared<memory::PartBufferBudget>(8000);
 };
 
 TEST_F(FilledPartsUnitTest, InOrderWritesCarryTheirSum) {

@@ -209,7 +209,7 @@ Status StagedUpload::Materialize(int i) {
     if (Status s = fills_.SpillPart(i, staging_->file(), layout_); !s.ok()) return s;
   }
   if (*start >= BaseEnd(i)) return Status::Ok();
-  PartBuffer buf = ctx_.budget->Take(BaseEnd(i) - *start);
+  memory::PartBuffer buf = ctx_.budget->Take(BaseEnd(i) - *start);
   Status s = upload_.ReadBase(*start, buf.bytes(), base_->etag);
   if (s.ok()) s = staging_->Write(*start, buf.bytes());
   ctx_.budget->Give(std::move(buf));

@@ -6,7 +6,7 @@
 //
 // Its parts: PartTable (what each part holds and where it is on its way),
 // StagingStore (the local file), FilledParts (parts assembled in memory),
-// MultipartUpload (the S3 side) and the mount's UploadBudget (part memory).
+// MultipartUpload (the S3 side) and the mount's PartBufferBudget (part memory).
 //
 // Parts and their life:
 // - Parts that a file's writes reach for the first time (over a base
@@ -105,7 +105,7 @@ class StagedUpload {
   // A part on its way: the buffer is given back when both the upload and
   // (for a part filled in memory) its staging write are done with it.
   struct Sending {
-    PartBuffer body;
+    memory::PartBuffer body;
     std::atomic<int> users{1};
   };
 

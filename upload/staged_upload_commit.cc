@@ -84,7 +84,7 @@ Status StagedUpload::SendEveryPart(int n) {
 
 Result<CommittedObject> StagedUpload::PutWhole(uint64_t total) {
   if (Status s = Materialize(0); !s.ok()) return s.error();
-  PartBuffer body;
+  memory::PartBuffer body;
   if (fills_.Has(0)) {  // a small file that started with a large write
     body = fills_.Take(0, total).body;
   } else {

@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "cache/staging_file.h"
+#include "memory/part_buffer_budget.h"
 #include "s3/crc32c.h"
 #include "upload/staged_upload.h"
 #include "upload/testing/staged_upload_fixture.h"
-#include "upload/upload_budget.h"
 
 namespace bucketfs::upload {
 namespace {
@@ -54,7 +54,7 @@ class FilledPartsTest : public StagedUploadTest {
     ctx_.writer.max_parts_in_flight = 4;
     ctx_.staging.settle_bytes = 256 << 10;
     ctx_.staging.ops = ops_;
-    ctx_.budget = std::make_shared<UploadBudget>(16 << 20);
+    ctx_.budget = std::make_shared<memory::PartBufferBudget>(16 << 20);
     ctx_.runner = std::make_shared<base::WorkerPool>(2);
   }
   std::shared_ptr<CountingOps> ops_ = std::make_shared<CountingOps>();
@@ -267,7 +267,7 @@ TEST_F(FilledPartsTest, ManyWritersShareTheBudgetWithoutStalling) {
   // More writers than fill buffers fit in half the budget: the rest stage
   // their parts, nobody waits forever, every object is right.
   client_->async_delay = std::chrono::milliseconds(1);
-  ctx_.budget = std::make_shared<UploadBudget>(8 << 20);
+  ctx_.budget = std::make_shared<memory::PartBufferBudget>(8 << 20);
   std::vector<std::string> data;
   for (unsigned i = 0; i < 6; ++i) data.push_back(Pattern((4 << 20) + 1000 * i, 50 + i));
   std::vector<std::unique_ptr<StagedUpload>> ws;

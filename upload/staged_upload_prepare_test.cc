@@ -235,7 +235,7 @@ TEST_F(StagedUploadTest, ParallelWritersOnThePoolStayWithinTheBudget) {
   // parts, less than four writers' windows) is never exceeded.
   client_->async_delay = std::chrono::milliseconds(1);
   ctx_.runner = std::make_shared<base::WorkerPool>(2);
-  ctx_.budget = std::make_shared<UploadBudget>(6 * 1024);
+  ctx_.budget = std::make_shared<memory::PartBufferBudget>(6 * 1024);
   ctx_.writer.max_parts_in_flight = 4;
   std::vector<std::string> data;
   for (unsigned i = 0; i < 4; ++i) data.push_back(Pattern(40 * 1024 + 100 * i, 20 + i));
@@ -283,7 +283,7 @@ TEST_F(StagedUploadTest, PartsCarryTheSumComputedWhileReadingThem) {
   client->CreateBucketNamed(kBucket);
   ctx_.client = client;
   ctx_.writer.part_size = 600 << 10;  // 2.3 pieces of 256 KiB
-  ctx_.budget = std::make_shared<UploadBudget>(8 << 20);
+  ctx_.budget = std::make_shared<memory::PartBufferBudget>(8 << 20);
   ctx_.runner = std::make_shared<base::WorkerPool>(2);
   auto w = Make("summed");
   const std::string data = Pattern((2 << 20) + 333, 30);

@@ -201,7 +201,7 @@ TEST_F(StagedUploadTest, StagingSpaceLimitGivesEnospcAndIsReturnedOnClose) {
 
 TEST_F(StagedUploadTest, MemoryStaysWithinTheBudget) {
   client_->async_delay = std::chrono::milliseconds(2);
-  ctx_.budget = std::make_shared<UploadBudget>(3 * 1024);
+  ctx_.budget = std::make_shared<memory::PartBufferBudget>(3 * 1024);
   ctx_.writer.max_parts_in_flight = 8;
   auto w = Make("budget");
   const std::string data = Pattern(64 * 1024, 5);

@@ -10,8 +10,8 @@
 
 #include "base/task_runner.h"
 #include "cache/staging_file.h"
+#include "memory/part_buffer_budget.h"
 #include "s3/object_client.h"
-#include "upload/upload_budget.h"
 
 namespace bucketfs::upload {
 
@@ -56,7 +56,7 @@ struct StagingContext {
   std::shared_ptr<s3::ObjectClient> client;
   WriterOptions writer;
   StagingOptions staging;
-  std::shared_ptr<UploadBudget> budget;
+  std::shared_ptr<memory::PartBufferBudget> budget;
   std::shared_ptr<cache::StagingSpace> space;
   // Prepares parts for upload; null: on the thread that starts the part
   // (tests that want every upload started when Write returns).

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <memory>
 #include <random>
 #include <string>
@@ -59,9 +60,7 @@ int Fail(const char* what, const Error& e) {
   return 1;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int Run(int argc, char** argv) {
   if (argc < 4) {
     std::fprintf(stderr, "usage: %s ENDPOINT BUCKET SIZE_MIB [READ_KIB] [THREADS]\n", argv[0]);
     return 2;
@@ -117,7 +116,7 @@ int main(int argc, char** argv) {
       p.key = key;
       p.offset = off;
       p.length = len;
-      client->GetObjectAsync(p, buf.subspan(off, len), [&](Result<s3::GetObjectResult> r) {
+      client->GetObjectAsync(p, buf.subspan(off, len), [&](const Result<s3::GetObjectResult>& r) {
         MutexLock lock(mu);
         ok = ok && r.ok();
         --in_flight;
@@ -166,6 +165,7 @@ int main(int argc, char** argv) {
     const int per_thread = 500;
     const auto t0 = Clock::now();
     std::vector<std::thread> ts;
+    ts.reserve(static_cast<size_t>(threads));
     for (int t = 0; t < threads; ++t) {
       ts.emplace_back([&, t] {
         std::mt19937_64 rng(t + 1);
@@ -182,7 +182,22 @@ int main(int argc, char** argv) {
     std::printf("random 4K : %8.0f IOPS with %d threads, %s, %llu bytes fetched for %llu read\n",
                 threads * per_thread / s, threads, bad == 0 ? "bytes ok" : "MISMATCH",
                 static_cast<unsigned long long>(reader->stats().bytes_fetched),
-                static_cast<unsigned long long>(uint64_t{4096} * threads * per_thread));
+                4096ull * static_cast<unsigned long long>(threads) * per_thread);
   }
   return 0;
+}
+
+}  // namespace
+
+// Allocation failures and thread errors end the run with a message instead
+// of escaping main.
+int main(int argc, char** argv) {
+  try {
+    return Run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "prefetch_bench: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "prefetch_bench: unknown exception\n");
+  }
+  return 1;
 }

@@ -120,6 +120,7 @@ int main(int argc, char** argv) {
     args.push_back(o);
   }
   std::vector<char*> cargs;
+  cargs.reserve(args.size());
   for (auto& a : args) cargs.push_back(a.data());
   fuse_args fargs = FUSE_ARGS_INIT(static_cast<int>(cargs.size()), cargs.data());
   const fuse_lowlevel_ops& ops = nullfs::Operations();

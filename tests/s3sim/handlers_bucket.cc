@@ -122,8 +122,8 @@ HttpResponse HandleListObjects(Store& store, const S3Request& r, bool v2) {
   if (v2) {
     if (r.Has("continuation-token")) xml.Elem("ContinuationToken", r.Q("continuation-token"));
     if (r.Has("start-after")) xml.Elem("StartAfter", enc(p.start_after));
-    xml.Elem("KeyCount",
-             static_cast<long long>(page->contents.size() + page->common_prefixes.size()));
+    xml.Elem("KeyCount", static_cast<long long>(page->contents.size()) +
+                             static_cast<long long>(page->common_prefixes.size()));
   } else {
     xml.Elem("Marker", enc(p.start_after));
   }

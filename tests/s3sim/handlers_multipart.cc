@@ -122,10 +122,12 @@ HttpResponse HandleCompleteMultipartUpload(Store& store, const S3Request& r) {
   if (!root) return ErrorResponse(malformed, r);
   std::vector<CompletedPart> parts;
   for (pugi::xml_node p : root.children("Part")) {
-    auto n = ParseU64(Trim(p.child_value("PartNumber")));
+    auto n = ParseU64(Trim(p.child_value("PartNumber"), kSpaceOrTab));
     if (!n || !p.child("ETag") || *n < 1 || *n > 10000) return ErrorResponse(malformed, r);
-    CompletedPart part{static_cast<int>(*n), std::string(Trim(p.child_value("ETag"))), {}};
-    if (pugi::xml_node sum = p.child("ChecksumCRC32C")) part.crc32c = Trim(sum.child_value());
+    CompletedPart part{
+        static_cast<int>(*n), std::string(Trim(p.child_value("ETag"), kSpaceOrTab)), {}};
+    if (pugi::xml_node sum = p.child("ChecksumCRC32C"))
+      part.crc32c = Trim(sum.child_value(), kSpaceOrTab);
     parts.push_back(std::move(part));
   }
   auto obj = store.Complete(r.bucket, r.key, r.Q("uploadId"), parts);

@@ -18,7 +18,7 @@ bool EtagListMatches(std::string_view list, std::string_view etag) {
   while (pos <= list.size()) {
     size_t comma = list.find(',', pos);
     if (comma == std::string_view::npos) comma = list.size();
-    std::string_view item = Trim(list.substr(pos, comma - pos));
+    std::string_view item = Trim(list.substr(pos, comma - pos), kSpaceOrTab);
     if (item.substr(0, 2) == "W/") item.remove_prefix(2);
     if (item == "*" || Unquote(item) == Unquote(etag)) return true;
     pos = comma + 1;

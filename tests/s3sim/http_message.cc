@@ -45,7 +45,7 @@ std::optional<HttpRequest> ParseRequestHead(std::string_view head) {
     if (colon == std::string_view::npos || colon == 0) return std::nullopt;
     std::string name = ToLower(h.substr(0, colon));
     if (name.find_first_of(" \t") != std::string::npos) return std::nullopt;
-    req.headers.emplace_back(std::move(name), std::string(Trim(h.substr(colon + 1))));
+    req.headers.emplace_back(std::move(name), std::string(Trim(h.substr(colon + 1), kSpaceOrTab)));
   }
   return req;
 }

@@ -109,7 +109,7 @@ bool ReadChunked(ConnReader& in, std::string* body, uint64_t max_body) {
     auto line = in.ReadLine();
     if (!line) return false;
     std::string_view size_str(*line);
-    size_str = Trim(size_str.substr(0, size_str.find(';')));
+    size_str = Trim(size_str.substr(0, size_str.find(';')), kSpaceOrTab);
     if (size_str.empty() || size_str.size() > 15) return false;
     uint64_t size = 0;
     for (char c : size_str) {

@@ -132,7 +132,7 @@ std::optional<Options> ParseOptions(int argc, char** argv, std::string* message,
          while (pos <= v.size()) {
            size_t comma = v.find(',', pos);
            if (comma == std::string::npos) comma = v.size();
-           std::string item(Trim(std::string_view(v).substr(pos, comma - pos)));
+           std::string item(Trim(std::string_view(v).substr(pos, comma - pos), kSpaceOrTab));
            if (!item.empty()) o.faults.ops.insert(item);
            pos = comma + 1;
          }

@@ -117,6 +117,7 @@ std::optional<std::string> Preload(Store& store, const PreloadSpec& spec, uint64
   // for generation (MD5 is sequential per object).
   int outer = static_cast<int>(std::min<uint64_t>(spec.count, static_cast<uint64_t>(threads)));
   int inner = std::max(1, threads / std::max(1, outer));
+  workers.reserve(static_cast<size_t>(outer));
   for (int t = 0; t < outer; ++t) {
     workers.emplace_back([&] {
       for (uint64_t i = next++; i < spec.count; i = next++) {

@@ -6,13 +6,14 @@ namespace s3sim {
 
 RangeResult ParseRange(std::string_view header, uint64_t size) {
   RangeResult whole;
-  std::string_view h = Trim(header);
+  std::string_view h = Trim(header, kSpaceOrTab);
   if (h.substr(0, 6) != "bytes=") return whole;
-  h = Trim(h.substr(6));
+  h = Trim(h.substr(6), kSpaceOrTab);
   if (h.find(',') != std::string_view::npos) return whole;
   size_t dash = h.find('-');
   if (dash == std::string_view::npos) return whole;
-  std::string_view a = Trim(h.substr(0, dash)), b = Trim(h.substr(dash + 1));
+  std::string_view a = Trim(h.substr(0, dash), kSpaceOrTab),
+                   b = Trim(h.substr(dash + 1), kSpaceOrTab);
   RangeResult out;
   out.kind = RangeResult::Kind::kPartial;
   if (a.empty()) {  // suffix: last n bytes

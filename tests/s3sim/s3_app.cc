@@ -81,7 +81,7 @@ S3App::S3App(AuthConfig auth, Store* store, FaultInjector* faults, Stats* stats)
 std::string S3App::NextRequestId() {
   char buf[24];
   std::snprintf(buf, sizeof buf, "S3SIM%011llX",
-                static_cast<unsigned long long>(request_counter_.fetch_add(1) + 1));
+                static_cast<unsigned long long>(request_counter_.fetch_add(1)) + 1);
   return buf;
 }
 

@@ -116,7 +116,7 @@ AuthOutcome VerifyHeaderAuth(const HttpRequest& req, const std::string& auth,
   std::string credential;
   bool have_cred = false, have_sh = false, have_sig = false;
   for (const std::string& item : Split(std::string_view(auth).substr(kAlgorithm.size() + 1), ',')) {
-    std::string_view kv = Trim(item);
+    std::string_view kv = Trim(item, kSpaceOrTab);
     size_t eq = kv.find('=');
     if (eq == std::string_view::npos) {
       return Fail(400, "AuthorizationHeaderMalformed", "malformed Authorization header");
@@ -226,7 +226,7 @@ std::string CanonicalHeaders(const HeaderList& headers, const std::vector<std::s
       if (!first) value += ',';
       first = false;
       // Trim and collapse runs of spaces into one.
-      std::string_view t = Trim(v);
+      std::string_view t = Trim(v, kSpaceOrTab);
       for (size_t i = 0; i < t.size(); ++i) {
         if (t[i] == ' ' && i > 0 && t[i - 1] == ' ') continue;
         value += t[i];

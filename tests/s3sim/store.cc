@@ -181,9 +181,11 @@ Expected<ObjectPtr> Store::Complete(const std::string& bucket, const std::string
     uploads_.erase(it);
   }
   std::vector<std::string> md5s;
+  md5s.reserve(chosen.size());
   for (const Part& p : chosen) md5s.push_back(p.md5);
   // The object is its parts' buffers read in order: nothing is copied.
   std::vector<BufferPtr> chunks;
+  chunks.reserve(chosen.size());
   for (const Part& p : chosen) chunks.push_back(p.data);
   auto obj = std::make_shared<Object>();
   obj->data = std::make_shared<const Body>(chunks);

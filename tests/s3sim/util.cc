@@ -144,12 +144,6 @@ std::string ToLower(std::string_view s) {
   return out;
 }
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
 std::string HttpDate(std::time_t t) {
   std::tm tm{};
   gmtime_r(&t, &tm);
@@ -203,7 +197,7 @@ std::optional<uint64_t> ParseU64(std::string_view s) {
 bool IsValidUtf8(std::string_view s) {
   size_t i = 0;
   while (i < s.size()) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
+    auto c = static_cast<unsigned char>(s[i]);
     size_t n = c < 0x80 ? 0 : (c >> 5) == 6 ? 1 : (c >> 4) == 14 ? 2 : (c >> 3) == 30 ? 3 : 9;
     if (n == 9) return false;
     for (size_t k = 1; k <= n; ++k) {
@@ -218,9 +212,10 @@ void ResizeLargeBuffer(std::string& s, size_t n) {
   constexpr uintptr_t kHuge = 2 << 20;
   if (n >= 4 * kHuge && s.capacity() < n) {
     s.reserve(n);
-    auto begin = (reinterpret_cast<uintptr_t>(s.data()) + kHuge - 1) & ~(kHuge - 1);
-    auto end = (reinterpret_cast<uintptr_t>(s.data()) + n) & ~(kHuge - 1);
-    if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+    const auto base = reinterpret_cast<uintptr_t>(s.data());
+    auto begin = (base + kHuge - 1) & ~(kHuge - 1);
+    auto end = (base + n) & ~(kHuge - 1);
+    if (end > begin) madvise(s.data() + (begin - base), end - begin, MADV_HUGEPAGE);
   }
   s.resize(n);
 }

@@ -9,7 +9,14 @@
 #include <string>
 #include <string_view>
 
+#include "base/strings.h"
+
 namespace s3sim {
+
+// HTTP fields and the values s3sim parses are trimmed of space and tab only
+// (RFC 9110 OWS), stricter than the client: Trim(s, kSpaceOrTab).
+using bucketfs::base::kSpaceOrTab;
+using bucketfs::base::Trim;
 
 std::string Md5(std::string_view data);                               // raw 16 bytes
 std::string Sha256(std::string_view data);                            // raw 32 bytes
@@ -27,7 +34,6 @@ std::string UriEncode(std::string_view s, bool encode_slash = true);
 std::optional<std::string> UriDecode(std::string_view s);
 
 std::string ToLower(std::string_view s);
-std::string_view Trim(std::string_view s);
 
 std::string HttpDate(std::time_t t);  // RFC 1123: "Tue, 15 Nov 1994 08:12:31 GMT"
 std::string IsoDate(std::time_t t);   // "2009-10-12T17:50:30.000Z" (XML listings)

@@ -94,7 +94,7 @@ class StagedUploadTest : public ::testing::Test {
     ctx_.writer.max_parts_in_flight = 2;
     ctx_.staging.dir = dir_.string();
     ctx_.staging.settle_bytes = 0;
-    ctx_.budget = std::make_shared<UploadBudget>(1 << 20);
+    ctx_.budget = std::make_shared<memory::PartBufferBudget>(1 << 20);
     ctx_.space = std::make_shared<cache::StagingSpace>();
     EXPECT_TRUE(cache::EnsureStagingDir(ctx_.staging.dir).ok());
   }

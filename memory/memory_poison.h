@@ -1,6 +1,6 @@
 // Pool poisoning for AddressSanitizer builds.
 //
-// Buffer pools (prefetch/buffer_pool.h, the upload budget's part buffers)
+// Buffer pools (memory/buffer_pool.h, PartBufferBudget's kept buffers)
 // keep freed buffers for reuse, so to ASan a buffer in a pool is live memory:
 // a read or write through a stale pointer after the buffer went back to its
 // pool would corrupt or leak another part's bytes unseen. Pools poison what
@@ -24,7 +24,7 @@
 #include <sanitizer/asan_interface.h>
 #endif
 
-namespace bucketfs {
+namespace bucketfs::memory {
 
 // True in AddressSanitizer builds (tests of the poisoning skip otherwise).
 inline constexpr bool kAsanBuild =
@@ -62,4 +62,4 @@ inline bool IsPoisoned(const void* p) {
 #endif
 }
 
-}  // namespace bucketfs
+}  // namespace bucketfs::memory

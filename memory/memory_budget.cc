@@ -1,4 +1,4 @@
-#include "prefetch/memory_budget.h"
+#include "memory/memory_budget.h"
 
 #include <unistd.h>
 
@@ -6,18 +6,19 @@
 #include <cassert>
 #include <cstdlib>
 
-namespace bucketfs::prefetch {
+namespace bucketfs::memory {
 
 MemoryBudget::MemoryBudget(uint64_t limit_bytes) : limit_(limit_bytes) { assert(limit_bytes > 0); }
 
 uint64_t MemoryBudget::DefaultBudgetBytes() {
-  constexpr uint64_t kMin = 256ull << 20;
-  constexpr uint64_t kMax = 4ull << 30;
   const long pages = sysconf(_SC_PHYS_PAGES);
   const long page_size = sysconf(_SC_PAGESIZE);
-  if (pages <= 0 || page_size <= 0) return kMin;
-  const uint64_t ram = static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size);
-  return std::clamp<uint64_t>(ram / 4, kMin, kMax);
+  if (pages <= 0 || page_size <= 0) return kMinDefaultBytes;
+  return DefaultBudgetBytes(static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size));
+}
+
+uint64_t MemoryBudget::DefaultBudgetBytes(uint64_t memory_bytes) {
+  return std::clamp<uint64_t>(memory_bytes / 4, kMinDefaultBytes, kMaxDefaultBytes);
 }
 
 bool MemoryBudget::TryReserve(uint64_t bytes) {
@@ -49,4 +50,4 @@ void MemoryBudget::NotePeak(uint64_t now) {
   }
 }
 
-}  // namespace bucketfs::prefetch
+}  // namespace bucketfs::memory

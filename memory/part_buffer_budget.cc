@@ -1,14 +1,14 @@
-// UploadBudget: see upload_budget.h.
-#include "upload/upload_budget.h"
+// PartBufferBudget: see part_buffer_budget.h.
+#include "memory/part_buffer_budget.h"
 
 #include <algorithm>
 
 #include "base/mutex.h"
-#include "s3/memory_poison.h"
+#include "memory/memory_poison.h"
 
-namespace bucketfs::upload {
+namespace bucketfs::memory {
 
-uint64_t UploadBudget::Acquire(uint64_t bytes) {
+uint64_t PartBufferBudget::Acquire(uint64_t bytes) {
   bytes = std::min(bytes, std::max<uint64_t>(capacity_ / 2, 1));
   MutexLock lock(mu_);
   while (!(used_ + bytes <= capacity_)) cv_.Wait(mu_);
@@ -17,7 +17,7 @@ uint64_t UploadBudget::Acquire(uint64_t bytes) {
   return bytes;
 }
 
-void UploadBudget::Release(uint64_t bytes) {
+void PartBufferBudget::Release(uint64_t bytes) {
   {
     MutexLock lock(mu_);
     used_ -= bytes;
@@ -25,7 +25,7 @@ void UploadBudget::Release(uint64_t bytes) {
   cv_.NotifyAll();
 }
 
-PartBuffer UploadBudget::Take(uint64_t bytes) {
+PartBuffer PartBufferBudget::Take(uint64_t bytes) {
   PartBuffer b;
   b.charged = Acquire(bytes);
   b.size = bytes;
@@ -33,7 +33,7 @@ PartBuffer UploadBudget::Take(uint64_t bytes) {
   return b;
 }
 
-std::optional<PartBuffer> UploadBudget::TakeFill(uint64_t bytes) {
+std::optional<PartBuffer> PartBufferBudget::TakeFill(uint64_t bytes) {
   if (bytes == 0 || bytes > capacity_ / 4) return std::nullopt;
   {
     MutexLock lock(mu_);
@@ -51,14 +51,14 @@ std::optional<PartBuffer> UploadBudget::TakeFill(uint64_t bytes) {
   return b;
 }
 
-void UploadBudget::FillSent(PartBuffer& buffer) {
+void PartBufferBudget::FillSent(PartBuffer& buffer) {
   if (!buffer.filling) return;
   MutexLock lock(mu_);
   fill_bytes_ -= buffer.charged;
   buffer.filling = false;
 }
 
-void UploadBudget::Provide(PartBuffer& b) {
+void PartBufferBudget::Provide(PartBuffer& b) {
   const uint64_t bytes = b.size;
   std::vector<PartBuffer> dropped;  // freed outside the lock
   {
@@ -97,11 +97,11 @@ void UploadBudget::Provide(PartBuffer& b) {
       free_.pop_back();
     }
   }
-  b.data = prefetch::AllocateBuffer(bytes);  // no zeroing: every byte is written
+  b.data = AllocateBuffer(bytes);  // no zeroing: every byte is written
   b.capacity = bytes;
 }
 
-void UploadBudget::Give(PartBuffer buffer) {
+void PartBufferBudget::Give(PartBuffer buffer) {
   FillSent(buffer);
   const uint64_t charged = buffer.charged;
   {
@@ -110,21 +110,21 @@ void UploadBudget::Give(PartBuffer buffer) {
     if (buffer.data && used_ - charged + free_bytes_ + buffer.capacity <= capacity_) {
       free_bytes_ += buffer.capacity;
       buffer.charged = 0;
-      PoisonMemory(buffer.data.get(), buffer.capacity);  // see s3/memory_poison.h
+      PoisonMemory(buffer.data.get(), buffer.capacity);  // see memory/memory_poison.h
       free_.push_back(std::move(buffer));
     }
   }
   Release(charged);
 }
 
-uint64_t UploadBudget::used() const {
+uint64_t PartBufferBudget::used() const {
   MutexLock lock(mu_);
   return used_;
 }
 
-uint64_t UploadBudget::peak() const {
+uint64_t PartBufferBudget::peak() const {
   MutexLock lock(mu_);
   return peak_;
 }
 
-}  // namespace bucketfs::upload
+}  // namespace bucketfs::memory

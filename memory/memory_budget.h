@@ -1,5 +1,7 @@
-// MemoryBudget: one count of the bytes held by every prefetch buffer of the
-// mount, against one limit. Speculative fetching (the window ahead of a
+// MemoryBudget: a byte budget that never blocks, for the read path: one count
+// of the bytes held by every prefetch buffer of the mount, against one limit
+// (the write path, whose writers wait for room, uses PartBufferBudget,
+// memory/part_buffer_budget.h). Speculative fetching (the window ahead of a
 // reader, files hinted ahead of their open) only ever uses TryReserve, which
 // refuses rather than exceed the limit: that refusal is the backpressure that
 // stops fetching when readers stall, and fetching resumes on their next read
@@ -16,7 +18,7 @@
 #include <atomic>
 #include <cstdint>
 
-namespace bucketfs::prefetch {
+namespace bucketfs::memory {
 
 class MemoryBudget {
  public:
@@ -27,6 +29,11 @@ class MemoryBudget {
 
   // A quarter of physical RAM, clamped to [256 MiB, 4 GiB].
   static uint64_t DefaultBudgetBytes();
+  // The same rule for `memory_bytes` of memory (the mount passes its
+  // cgroup's limit when that is lower than RAM).
+  static uint64_t DefaultBudgetBytes(uint64_t memory_bytes);
+  static constexpr uint64_t kMinDefaultBytes = 256ull << 20;
+  static constexpr uint64_t kMaxDefaultBytes = 4ull << 30;
 
   // Reserves `bytes` if that keeps used() <= limit(); false otherwise.
   [[nodiscard]] bool TryReserve(uint64_t bytes);
@@ -55,4 +62,4 @@ class MemoryBudget {
   std::atomic<uint64_t> forced_{0};
 };
 
-}  // namespace bucketfs::prefetch
+}  // namespace bucketfs::memory

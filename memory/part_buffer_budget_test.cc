@@ -1,7 +1,7 @@
-// UploadBudget: buffers reused within the capacity, huge-page mappings for
+// PartBufferBudget: buffers reused within the capacity, huge-page mappings for
 // large parts, poisoning of kept buffers under ASan, and fill buffers kept
 // within half the capacity.
-#include "upload/upload_budget.h"
+#include "memory/part_buffer_budget.h"
 
 #include <gtest/gtest.h>
 
@@ -14,13 +14,13 @@
 #include <string>
 #include <thread>
 
-#include "s3/memory_poison.h"
+#include "memory/memory_poison.h"
 
-namespace bucketfs::upload {
+namespace bucketfs::memory {
 namespace {
 
-TEST(UploadBudgetTest, BuffersAreReusedWithinTheCapacity) {
-  UploadBudget budget(3000);
+TEST(PartBufferBudgetTest, BuffersAreReusedWithinTheCapacity) {
+  PartBufferBudget budget(3000);
   PartBuffer a = budget.Take(1000);
   const std::byte* first = a.data.get();
   budget.Give(std::move(a));
@@ -39,11 +39,11 @@ TEST(UploadBudgetTest, BuffersAreReusedWithinTheCapacity) {
   EXPECT_LE(budget.peak(), 3000u);
 }
 
-TEST(UploadBudgetTest, AReusedBufferIsChargedForAllItHolds) {
+TEST(PartBufferBudgetTest, AReusedBufferIsChargedForAllItHolds) {
   // A small part (a file's tail, a small file's PutObject) given a kept
   // buffer larger than it is charged the whole buffer: counting only its
   // bytes let the buffers held pass the capacity (up to twice it).
-  UploadBudget budget(4000);
+  PartBufferBudget budget(4000);
   PartBuffer a = budget.Take(2000);
   const std::byte* kept = a.data.get();
   budget.Give(std::move(a));
@@ -59,8 +59,8 @@ TEST(UploadBudgetTest, AReusedBufferIsChargedForAllItHolds) {
   EXPECT_LE(budget.peak(), 4000u);
 }
 
-TEST(UploadBudgetTest, AReusedFillBufferCountsWholeAsAFill) {
-  UploadBudget budget(4000);  // fills up to 2000
+TEST(PartBufferBudgetTest, AReusedFillBufferCountsWholeAsAFill) {
+  PartBufferBudget budget(4000);  // fills up to 2000
   PartBuffer a = budget.Take(1000);
   budget.Give(std::move(a));
   auto f = budget.TakeFill(900);  // the kept 1000 is reused: 1000 of fills
@@ -106,11 +106,11 @@ std::string VmFlagsOf(const void* p) {
   return "";
 }
 
-TEST(UploadBudgetTest, LargePartBuffersAreOnHugePageBoundariesAndAdvised) {
+TEST(PartBufferBudgetTest, LargePartBuffersAreOnHugePageBoundariesAndAdvised) {
   // A part buffer of 2 MiB or more is its own mapping, aligned to 2 MiB and
   // advised for transparent huge pages (fresh memory costs a fault per page:
   // a 512th of the faults with huge pages); small ones come from the heap.
-  UploadBudget budget(64 << 20);
+  PartBufferBudget budget(64 << 20);
   PartBuffer big = budget.Take(16 << 20);
   ASSERT_NE(big.data, nullptr);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(big.data.get()) % (2 << 20), 0u);
@@ -133,11 +133,11 @@ TEST(UploadBudgetTest, LargePartBuffersAreOnHugePageBoundariesAndAdvised) {
   budget.Give(std::move(again));
 }
 
-TEST(UploadBudgetTest, KeptBuffersArePoisonedUnderAsan) {
+TEST(PartBufferBudgetTest, KeptBuffersArePoisonedUnderAsan) {
   // A body still read after Give (an upload finishing late) must be reported,
   // not read another part's bytes from the reused buffer.
   if (!kAsanBuild) GTEST_SKIP() << "needs AddressSanitizer";
-  UploadBudget budget(3000);
+  PartBufferBudget budget(3000);
   PartBuffer a = budget.Take(1000);
   const std::byte* p = a.data.get();
   EXPECT_FALSE(IsPoisoned(p));
@@ -153,8 +153,8 @@ TEST(UploadBudgetTest, KeptBuffersArePoisonedUnderAsan) {
   budget.Give(std::move(b));
 }
 
-TEST(UploadBudgetTest, FillBuffersStayWithinHalfTheCapacity) {
-  UploadBudget budget(4000);
+TEST(PartBufferBudgetTest, FillBuffersStayWithinHalfTheCapacity) {
+  PartBufferBudget budget(4000);
   auto a = budget.TakeFill(1000);
   ASSERT_TRUE(a.has_value());
   auto b = budget.TakeFill(1000);
@@ -180,4 +180,4 @@ TEST(UploadBudgetTest, FillBuffersStayWithinHalfTheCapacity) {
 }
 
 }  // namespace
-}  // namespace bucketfs::upload
+}  // namespace bucketfs::memory

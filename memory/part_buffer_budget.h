@@ -1,8 +1,11 @@
-// UploadBudget: the memory for part bytes in flight, shared by the writers of
-// a mount (upload/staged_upload.h). A buffer is taken before a part is read
-// back or filled and given back when its upload (and staging write) is done,
-// so a mount's part memory stays within one bound however many files it
-// writes; Take blocks while the bound is reached (the writers' backpressure).
+// PartBufferBudget: a byte budget that blocks, with buffers kept for reuse
+// inside it, for the write path: the memory for part bytes in flight, shared
+// by the writers of a mount (upload/staged_upload.h; the read path, which
+// never waits, uses MemoryBudget, memory/memory_budget.h). A buffer is taken
+// before a part is read back or filled and given back when its upload (and
+// staging write) is done, so a mount's part memory stays within one bound
+// however many files it writes; Take blocks while the bound is reached (the
+// writers' backpressure).
 //
 // Two kinds of buffers share the capacity: Take, for a part about to be sent
 // (at most half the capacity), and TakeFill, for a part a writer fills in
@@ -22,22 +25,14 @@
 
 #include "base/mutex.h"
 #include "base/thread_annotations.h"
-#include "prefetch/buffer_pool.h"
+#include "memory/buffer.h"
 
-namespace bucketfs::upload {
+namespace bucketfs::memory {
 
-// Memory for part bytes: the read path's buffers (prefetch::AllocateBuffer).
-// Parts of 2 MiB and more get their own 2 MiB-aligned mapping on transparent
-// huge pages: a part buffer's first use costs a page fault per page (in VMs
-// that return free pages to the host, a host fault too), measured at
-// 0.07-0.15 GB/s with 4 KiB pages and 2.5x that with 2 MiB pages; a fresh
-// mount touches ~80 MiB of part buffers per file it writes.
-using PartMemory = prefetch::Buffer;
-
-// A buffer of part bytes taken from an UploadBudget (contents undefined
-// until written). Move-only; give it back with UploadBudget::Give.
+// A buffer of part bytes taken from a PartBufferBudget (contents undefined
+// until written). Move-only; give it back with PartBufferBudget::Give.
 struct PartBuffer {
-  PartMemory data;
+  Buffer data;            // parts of 2 MiB and more on huge pages (memory/buffer.h)
   uint64_t capacity = 0;  // bytes allocated
   uint64_t size = 0;      // bytes in use
   uint64_t charged = 0;   // what Give returns to the budget
@@ -50,9 +45,9 @@ struct PartBuffer {
 // fresh memory costs a page fault per page (and, in VMs that return free
 // pages to the host, a host fault too), which at upload rates is a large
 // share of the daemon's CPU.
-class UploadBudget {
+class PartBufferBudget {
  public:
-  explicit UploadBudget(uint64_t bytes) : capacity_(bytes) {}
+  explicit PartBufferBudget(uint64_t bytes) : capacity_(bytes) {}
   // Blocks until `bytes` (capped at half the capacity, so one part always
   // fits beside the fill buffers) are available; returns what was taken, to
   // give back with Release.
@@ -88,4 +83,4 @@ class UploadBudget {
   uint64_t free_bytes_ GUARDED_BY(mu_) = 0;       // capacity of free_
 };
 
-}  // namespace bucketfs::upload
+}  // namespace bucketfs::memory

@@ -1,10 +1,10 @@
-#include "prefetch/buffer_pool.h"
+#include "memory/buffer_pool.h"
 
 #include <gtest/gtest.h>
 
-#include "s3/memory_poison.h"
+#include "memory/memory_poison.h"
 
-namespace bucketfs::prefetch {
+namespace bucketfs::memory {
 namespace {
 
 TEST(BufferPoolTest, ReusesBuffersOfThePartSizeUpToTheCap) {
@@ -121,4 +121,4 @@ TEST(BufferPoolTest, PooledBuffersAndMappingSlackArePoisonedUnderAsan) {
 }
 
 }  // namespace
-}  // namespace bucketfs::prefetch
+}  // namespace bucketfs::memory

@@ -1,11 +1,11 @@
-#include "prefetch/memory_budget.h"
+#include "memory/memory_budget.h"
 
 #include <gtest/gtest.h>
 
 #include <thread>
 #include <vector>
 
-namespace bucketfs::prefetch {
+namespace bucketfs::memory {
 namespace {
 
 TEST(MemoryBudgetTest, TryReserveRefusesPastTheLimit) {
@@ -40,6 +40,12 @@ TEST(MemoryBudgetTest, DefaultIsAFractionOfRamWithinBounds) {
   EXPECT_LE(d, 4ull << 30);
 }
 
+TEST(MemoryBudgetTest, DefaultForAGivenMemorySize) {
+  EXPECT_EQ(MemoryBudget::DefaultBudgetBytes(8ull << 30), 2ull << 30);
+  EXPECT_EQ(MemoryBudget::DefaultBudgetBytes(512ull << 20), 256ull << 20);  // the floor
+  EXPECT_EQ(MemoryBudget::DefaultBudgetBytes(64ull << 30), 4ull << 30);     // the ceiling
+}
+
 TEST(MemoryBudgetTest, ConcurrentReserveNeverExceedsLimit) {
   MemoryBudget b(1000);
   std::vector<std::thread> threads;
@@ -56,4 +62,4 @@ TEST(MemoryBudgetTest, ConcurrentReserveNeverExceedsLimit) {
 }
 
 }  // namespace
-}  // namespace bucketfs::prefetch
+}  // namespace bucketfs::memory

@@ -1,0 +1,18 @@
+// String helpers every layer shares, so that one rule (what counts as
+// whitespace at the edges of a header, an XML value, a config line) is
+// written once.
+#pragma once
+
+#include <string_view>
+
+namespace bucketfs::base {
+
+// The characters std::isspace accepts in the C locale.
+inline constexpr std::string_view kWhitespace = " \t\n\v\f\r";
+// HTTP's optional whitespace (RFC 9110 OWS): space and horizontal tab only.
+inline constexpr std::string_view kSpaceOrTab = " \t";
+
+// `s` without its leading and trailing characters from `chars`.
+std::string_view Trim(std::string_view s, std::string_view chars = kWhitespace);
+
+}  // namespace bucketfs::base

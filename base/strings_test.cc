@@ -1,0 +1,39 @@
+#include "base/strings.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace bucketfs::base {
+namespace {
+
+TEST(TrimTest, RemovesWhitespaceAtBothEndsOnly) {
+  EXPECT_EQ(Trim("  a b\t"), "a b");
+  EXPECT_EQ(Trim("\r\n\v\f value \r\n"), "value");
+  EXPECT_EQ(Trim("a"), "a");
+  EXPECT_EQ(Trim("a \t b"), "a \t b");  // inner whitespace stays
+}
+
+TEST(TrimTest, AllWhitespaceOrEmptyGivesEmpty) {
+  EXPECT_EQ(Trim(""), "");
+  EXPECT_EQ(Trim(" \t\r\n"), "");
+  EXPECT_TRUE(Trim("   ").empty());
+}
+
+TEST(TrimTest, ReturnsAViewIntoTheInput) {
+  const std::string text = "  key  ";
+  const std::string_view t = Trim(text);
+  EXPECT_EQ(t.data(), text.data() + 2);
+  EXPECT_EQ(t.size(), 3u);
+}
+
+TEST(TrimTest, GivenCharactersOnly) {
+  // HTTP's optional whitespace is space and tab: a CR or LF is kept.
+  EXPECT_EQ(Trim(" \tv\r\n", kSpaceOrTab), "v\r\n");
+  EXPECT_EQ(Trim("\n v \t", kSpaceOrTab), "\n v");
+  EXPECT_EQ(Trim("xxaxx", "x"), "a");
+  EXPECT_EQ(Trim(" \t ", kSpaceOrTab), "");
+}
+
+}  // namespace
+}  // namespace bucketfs::base
