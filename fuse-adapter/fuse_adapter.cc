@@ -76,6 +76,9 @@ void Init(void* userdata, fuse_conn_info* conn) {
   const bool plus = session.fs->config().readdirplus != FsConfig::ReaddirPlus::kOff;
   if (plus && (conn->capable & FUSE_CAP_READDIRPLUS)) conn->want |= FUSE_CAP_READDIRPLUS;
   conn->want &= ~(FUSE_CAP_READDIRPLUS_AUTO | (plus ? 0 : FUSE_CAP_READDIRPLUS));
+  // The kernel keeps link targets in its page cache: following a link costs
+  // no READLINK (and no GET) while its attributes stay valid.
+  if (conn->capable & FUSE_CAP_CACHE_SYMLINKS) conn->want |= FUSE_CAP_CACHE_SYMLINKS;
   // The kernel's INIT request was read before this runs; InitFlagsIo (see
   // fuse_session.cc) adds the flags libfuse leaves out to the reply libfuse
   // is about to send.
@@ -127,6 +130,15 @@ void SetAttr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set,
   s.gid = to_set & FUSE_SET_ATTR_GID;
   s.atime = to_set & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_ATIME_NOW);
   s.mtime = to_set & (FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_MTIME_NOW);
+  s.mode_value = attr->st_mode;
+  s.uid_value = attr->st_uid;
+  s.gid_value = attr->st_gid;
+  s.mtime_value = (to_set & FUSE_SET_ATTR_MTIME_NOW)
+                      ? std::chrono::system_clock::now()
+                      : std::chrono::system_clock::time_point(
+                            std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                                std::chrono::seconds(attr->st_mtim.tv_sec) +
+                                std::chrono::nanoseconds(attr->st_mtim.tv_nsec)));
   auto r = Fs(req).SetAttr(ino, s);
   if (!r.ok()) return ReplyError(req, r.error());
   fuse_reply_attr(req, &*r, Fs(req).config().metadata_ttl);
@@ -298,6 +310,18 @@ void Unlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
   ReplyStatus(req, Fs(req).Unlink(parent, name));
 }
 
+void Symlink(fuse_req_t req, const char* target, fuse_ino_t parent, const char* name) {
+  auto r = Fs(req).Symlink(target, parent, name);
+  if (!r.ok()) return ReplyError(req, r.error());
+  ReplyEntry(req, *r);
+}
+
+void ReadLink(fuse_req_t req, fuse_ino_t ino) {
+  auto r = Fs(req).ReadLink(ino);
+  if (!r.ok()) return ReplyError(req, r.error());
+  fuse_reply_readlink(req, r->c_str());
+}
+
 void FsyncDir(fuse_req_t req, fuse_ino_t ino, int /*datasync*/, fuse_file_info* /*fi*/) {
   ReplyStatus(req, Fs(req).FsyncDir(ino));
 }
@@ -332,6 +356,9 @@ fuse_lowlevel_ops MakeOps() {
   ops.rmdir = Timed<FuseOp::kRmdir, Rmdir>::Call;
   ops.unlink = Timed<FuseOp::kUnlink, Unlink>::Call;
   ops.rename = Timed<FuseOp::kRename, Rename>::Call;
+  // Not timed yet: FuseOp has no entries for them (fuse_observer.h).
+  ops.symlink = Symlink;
+  ops.readlink = ReadLink;
   return ops;
 }
 

@@ -5,6 +5,8 @@
 
 #include <chrono>
 
+#include "fuse/object_type.h"
+
 namespace bucketfs::fs {
 namespace {
 
@@ -47,9 +49,11 @@ std::unique_ptr<CachedMetadata> CachedMetadata::Open(const FsConfig& config) {
 ObjectAttrs CachedMetadata::ToAttrs(const cache::CachedName& n) const {
   // The in-memory freshness clock is steady: date the record back by its age.
   const auto age = std::chrono::nanoseconds(std::max<int64_t>(0, cache_->Now() - n.fetched_at_ns));
+  // The cache keeps no type: as after a listing, a small object's is unknown.
   return ObjectAttrs{n.size, FromNs(n.mtime_ns), n.etag,
                      std::chrono::steady_clock::now() -
-                         std::chrono::duration_cast<std::chrono::steady_clock::duration>(age)};
+                         std::chrono::duration_cast<std::chrono::steady_clock::duration>(age),
+                     TypeFromListing(n.size)};
 }
 
 std::optional<CachedMetadata::Hit> CachedMetadata::Find(const std::string& bucket,

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "fuse/object_type.h"
+
 namespace bucketfs::fs {
 
 bool IsValidName(std::string_view name) {
@@ -49,7 +51,7 @@ void DirListing::AddPage(const s3::ListObjectsV2Result& page) {
     std::string name = key.substr(prefix_.size());
     if (!IsValidName(name)) continue;
     const s3::ObjectInfo& o = *item.object;
-    Emit({name, Kind::kFile, {o.size, o.last_modified, o.etag, now}});
+    Emit({name, Kind::kFile, {o.size, o.last_modified, o.etag, now, TypeFromListing(o.size)}});
   }
 }
 

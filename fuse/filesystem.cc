@@ -1,4 +1,5 @@
-// Filesystem: construction, attributes, statfs, handle bookkeeping, shutdown.
+// Filesystem: construction, attributes, statfs, handle bookkeeping, shutdown
+// (setattr is in fs_setattr.cc).
 #include "fuse/filesystem.h"
 
 #include <spdlog/spdlog.h>
@@ -6,6 +7,7 @@
 #include <cstdlib>
 
 #include "fuse/fs_handles.h"
+#include "fuse/object_type.h"
 
 namespace bucketfs::fs {
 namespace {
@@ -64,12 +66,21 @@ struct stat Filesystem::MakeStat(Ino ino, Kind kind, const ObjectAttrs& attrs) c
     st.st_mtim.tv_sec = st.st_ctim.tv_sec = st.st_atim.tv_sec = t;
     return st;
   }
-  st.st_mode = S_IFREG | (config_.file_mode & 07777);
+  // A type still unknown (a small listed object) shows as the regular file
+  // it almost always is; lookups ask S3 before handing it out (fs_lookup.cc).
+  st.st_mode = attrs.type == ObjectType::kLink ? kLinkMode : S_IFREG | (config_.file_mode & 07777);
   st.st_nlink = 1;
   st.st_size = static_cast<off_t>(attrs.size);
   st.st_blocks = static_cast<blkcnt_t>((attrs.size + 511) / 512);
+  auto mtime = attrs.mtime;
+  if (config_.preserve_attrs) {  // what the object's metadata says, where it says it
+    if (attrs.mode && attrs.type != ObjectType::kLink) st.st_mode = S_IFREG | (*attrs.mode & 07777);
+    if (attrs.uid) st.st_uid = *attrs.uid;
+    if (attrs.gid) st.st_gid = *attrs.gid;
+    if (attrs.meta_mtime) mtime = *attrs.meta_mtime;
+  }
   const auto ns =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(attrs.mtime.time_since_epoch()).count();
+      std::chrono::duration_cast<std::chrono::nanoseconds>(mtime.time_since_epoch()).count();
   st.st_mtim.tv_sec = static_cast<time_t>(ns / 1000000000);
   st.st_mtim.tv_nsec = static_cast<long>(ns % 1000000000);
   st.st_ctim = st.st_atim = st.st_mtim;
@@ -95,54 +106,6 @@ Result<struct stat> Filesystem::GetAttr(Ino ino) {
   auto attrs = HeadFresh(*in);
   if (!attrs.ok()) return attrs.error();
   return MakeStat(ino, Kind::kFile, *attrs);
-}
-
-Result<struct stat> Filesystem::SetAttr(Ino ino, const SetAttrRequest& request) {
-  auto in = inodes_.Get(ino);
-  if (!in) return MakeError(ESTALE, "StaleInode", "inode was forgotten");
-  if (config_.read_only) return MakeError(EROFS, "ReadOnly", "read-only mount");
-  if (request.size && in->kind == Kind::kFile) {
-    if (auto local = local_.FileAttrs(in->bucket, in->key)) {
-      // A file being written: its writer resizes it (ENOTSUP if it cannot).
-      if (*request.size != local->size) {
-        std::shared_ptr<FileWriter> writer;
-        {
-          MutexLock lock(handles_mu_);
-          for (const auto& [fh, h] : files_) {
-            if (h->writer && h->bucket == in->bucket && h->key == in->key) writer = h->writer;
-          }
-        }
-        if (!writer)
-          return MakeError(ENOTSUP, "Truncate", "cannot resize a file while it is written");
-        if (Status s = writer->Truncate(*request.size); !s.ok()) return s.error();
-      }
-    } else {
-      auto attrs = HeadFresh(*in);
-      if (!attrs.ok()) return attrs.error();
-      if (*request.size != attrs->size) {
-        if (*request.size != 0 || !config_.allow_overwrite) {
-          return MakeError(EPERM, "Truncate", "existing objects cannot be resized");
-        }
-        s3::PutObjectParams p;
-        p.bucket = in->bucket;
-        p.key = in->key;
-        auto r = client_->PutObject(p, {});
-        if (!r.ok()) {
-          spdlog::warn("PutObject (truncate) s3://{}/{}: {}", p.bucket, p.key,
-                       r.error().ToString());
-          return r.error();
-        }
-        if (meta_) meta_->Changed(in->bucket, in->key);
-        const ObjectAttrs emptied{0, std::chrono::system_clock::now(), r->etag,
-                                  std::chrono::steady_clock::now()};
-        inodes_.SetAttrs(ino, emptied);
-        const auto [dir_key, name] = cache::SplitParent(in->key);
-        names_.Wrote(in->bucket, dir_key, name, emptied);
-      }
-    }
-  }
-  // Mode, owner and times come from the mount options: accepted, not stored.
-  return GetAttr(ino);
 }
 
 struct statvfs Filesystem::StatFs() const {

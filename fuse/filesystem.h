@@ -27,11 +27,14 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 
@@ -82,6 +85,11 @@ struct OpenedFile {
 struct SetAttrRequest {
   std::optional<uint64_t> size;
   bool mode = false, uid = false, gid = false, atime = false, mtime = false;
+  // The values asked for, where the flag above is set (mtime: "now" already resolved).
+  mode_t mode_value = 0;
+  uid_t uid_value = 0;
+  gid_t gid_value = 0;
+  std::chrono::system_clock::time_point mtime_value{};
 };
 
 // Called for each directory entry; `next_offset` is the offset to resume
@@ -157,10 +165,16 @@ class Filesystem {
   // --- Namespace (fs_namespace.cc)
   Result<Entry> Mkdir(Ino parent, const std::string& name);
   Status Rmdir(Ino parent, const std::string& name);
+  // The name goes at once; the object goes when no handle has it open
+  // (fs_unlink.cc, docs/SEMANTICS.md).
   Status Unlink(Ino parent, const std::string& name);
   // `flags`: RENAME_NOREPLACE is honoured; RENAME_EXCHANGE fails with EINVAL.
   Status Rename(Ino parent, const std::string& name, Ino new_parent, const std::string& new_name,
                 unsigned flags);
+
+  // --- Symbolic links (fs_symlink.cc), stored as s3fs stores them (object_type.h)
+  Result<Entry> Symlink(const std::string& target, Ino parent, const std::string& name);
+  Result<std::string> ReadLink(Ino ino);
 
   // Commits every upload still open (unmount, SIGTERM). Returns the first error.
   Status Shutdown();
@@ -186,6 +200,14 @@ class Filesystem {
  private:
   struct FileHandle;
   struct DirHandle;
+  // An object whose name was unlinked while read handles had it open: it
+  // stays in S3, so their reads go on, until the last of them closes.
+  struct UnlinkedObject {
+    std::string bucket, key;
+    std::set<std::string> etags;  // the versions the handles read
+    int open = 0;                 // handles not yet released
+    bool replaced = false;        // this mount wrote a new object under the key
+  };
   // What a name in a directory stands for, before it gets an inode.
   struct Resolved {
     Kind kind = Kind::kFile;
@@ -198,6 +220,13 @@ class Filesystem {
   Result<Resolved> Resolve(const InodeSnapshot& dir, const std::string& name);
   // Asks S3 (one round trip); stores the answer.
   Result<Resolved> ResolveRemote(const InodeSnapshot& dir, const std::string& name);
+  // A file known from a listing whose type is unknown (a size a link's body
+  // may have): its HeadObject says which.
+  Result<Resolved> ResolveType(const InodeSnapshot& dir, const std::string& name);
+  // What the mount already knows of a listed file's type (its inode, or this
+  // mount's own answer for the same ETag); `listed` unchanged otherwise.
+  ObjectAttrs KnownType(Ino dir, const std::string& bucket, const std::string& dir_key,
+                        const std::string& name, const ObjectAttrs& listed);
   // Fetches the complete listing of `dir_key` on lookup_pool_, into names_.
   void ListForLookups(const std::string& bucket, const std::string& dir_key);
   Result<Resolved> ResolveBucket(const std::string& name);
@@ -207,6 +236,16 @@ class Filesystem {
   Entry MakeEntry(Ino ino, Kind kind, const ObjectAttrs& attrs) const;
   struct stat MakeStat(Ino ino, Kind kind, const ObjectAttrs& attrs) const;
   bool IsBucketList(const InodeSnapshot& dir) const;
+  // Only a HEAD can tell what `attrs` is (probe_link_types: a small listed
+  // object), or (--preserve-attrs) its owner, mode and time.
+  bool TypeUnknown(const ObjectAttrs& attrs) const {
+    return (config_.probe_link_types && attrs.type == ObjectType::kUnknown) ||
+           (config_.preserve_attrs && !attrs.metadata_known);
+  }
+  // --preserve-attrs: stores `changed` (mode, uid, gid, mtime) in the
+  // object's metadata by a copy onto itself; returns the new attributes.
+  Result<ObjectAttrs> StoreAttrs(Ino ino, const std::string& bucket, const std::string& key,
+                                 const ObjectAttrs& changed);
   Status CheckWritable(const InodeSnapshot& dir, const std::string& name) const;
 
   // fs_readdir.cc: fetches the next page into the handle's listing (all-buckets
@@ -222,6 +261,14 @@ class Filesystem {
                                  const std::optional<ObjectAttrs>& known);
   Status RenameDir(const InodeSnapshot& src_dir, const std::string& name, const Resolved& src,
                    const InodeSnapshot& dst_dir, const std::string& new_name, bool dst_exists);
+
+  // fs_unlink.cc
+  // The name was unlinked while open: lookups and listings do not show it.
+  bool IsUnlinked(const std::string& bucket, const std::string& key) const;
+  // This mount wrote a new object under `key`: an unlinked one is gone with it.
+  void ReplacedObject(const std::string& bucket, const std::string& key);
+  // A released handle of an unlinked name: the last one deletes the object.
+  void ReleaseUnlinked(FileHandle& handle);
 
   void JournalOpen(uint64_t fh, Ino ino, handover::HandleKind kind, uint64_t size = 0,
                    const std::string& etag = {});
@@ -263,6 +310,10 @@ class Filesystem {
   uint64_t next_fh_ GUARDED_BY(handles_mu_) = 1;
   std::map<uint64_t, std::shared_ptr<FileHandle>> files_ GUARDED_BY(handles_mu_);
   std::map<uint64_t, std::shared_ptr<DirHandle>> dirs_ GUARDED_BY(handles_mu_);
+  // Names unlinked while read handles hold them (fs_unlink.cc).
+  std::map<std::pair<std::string, std::string>, std::shared_ptr<UnlinkedObject>> unlinked_
+      GUARDED_BY(handles_mu_);
+  std::atomic<size_t> unlinked_count_{0};  // unlinked_.size(): lookups skip the lock at 0
   // --async-close: closed files whose upload runs, by (bucket, key).
   std::map<std::pair<std::string, std::string>, std::shared_ptr<FileHandle>> uploading_
       GUARDED_BY(handles_mu_);

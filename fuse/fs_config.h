@@ -65,6 +65,17 @@ struct FsConfig {
   // 0 = the writers' default (256 MiB, or two windows of parts if larger).
   uint64_t max_upload_memory = 0;
   int listing_page_size = 1000;  // ListObjectsV2 max-keys for readdir
+  // A listed object small enough to be a symbolic link's body (1 to 4095
+  // bytes) is asked its type (HeadObject: LIST carries no metadata) before it
+  // is shown with attributes. false (--no-link-probe): such objects are
+  // regular files unless a HEAD said otherwise; links made elsewhere then
+  // show as links only once a lookup asks S3 (docs/SEMANTICS.md).
+  bool probe_link_types = true;
+  // --preserve-attrs: mode, uid, gid and mtime are kept in user metadata
+  // (s3fs's x-amz-meta-mode/-uid/-gid/-mtime): stat shows them, chmod, chown
+  // and utimes store them (a CopyObject onto itself). Every listed file is
+  // then asked its metadata (a HEAD) at its first lookup.
+  bool preserve_attrs = false;
 
   // --- Threads and caches
   int max_threads = 16;  // FUSE worker threads (max_idle_threads)

@@ -22,6 +22,11 @@ struct Filesystem::FileHandle {
   // Was writing when a previous daemon handed the mount over: its data is
   // gone, and every write, flush and fsync through it fails.
   bool lost = false;
+  std::string etag;  // read handles: the version they read
+  // Its name was unlinked: a reader's object is deleted at the last close
+  // (set and read under handles_mu_); a writer's upload is abandoned.
+  std::shared_ptr<UnlinkedObject> unlinked;
+  std::atomic<bool> abandoned{false};
   std::atomic<bool> written{false};    // a write came through this handle
   std::atomic<bool> submitted{false};  // --async-close: its upload was handed to pending_
   // --async-close: a rename while the upload runs moves the name here and
@@ -30,6 +35,8 @@ struct Filesystem::FileHandle {
   bool published GUARDED_BY(publish_mu) = false;                // CommitHandle recorded the outcome
   bool moved GUARDED_BY(publish_mu) = false;                    // renamed while uploading
   std::optional<ObjectAttrs> committed GUARDED_BY(publish_mu);  // the uploaded object
+  // --preserve-attrs: chmod/chown/utimes while written, stored after the upload.
+  std::optional<ObjectAttrs> pending_attrs GUARDED_BY(publish_mu);
 };
 
 struct Filesystem::DirHandle {

@@ -47,6 +47,7 @@ void Filesystem::Restore(const handover::SessionState& state) {
       // The version the open pinned: a changed object fails the read
       // instead of mixing two versions.
       h->reader = readers_->Open({in->bucket, in->key, record.etag, record.size});
+      h->etag = record.etag;  // an unlink while it is open keeps this version
       ++reads;
     }
     files_.emplace(fh, std::move(h));

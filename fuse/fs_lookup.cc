@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "fuse/filesystem.h"
+#include "fuse/object_type.h"
 
 namespace bucketfs::fs {
 namespace {
@@ -15,7 +16,10 @@ constexpr size_t kMaxLookupListing = 200000;
 }  // namespace
 
 ObjectAttrs Filesystem::FromHead(const s3::HeadObjectResult& h) {
-  return {h.size, h.last_modified, h.etag, std::chrono::steady_clock::now()};
+  ObjectAttrs a{h.size, h.last_modified, h.etag, std::chrono::steady_clock::now(),
+                TypeFromMetadata(h.metadata)};
+  ReadPosixMetadata(h.metadata, a);
+  return a;
 }
 
 bool Filesystem::IsBucketList(const InodeSnapshot& dir) const {
@@ -65,9 +69,11 @@ Result<Filesystem::Resolved> Filesystem::Resolve(const InodeSnapshot& dir,
     return Resolved{Kind::kFile, dir.bucket, file_key, *local};
   }
   if (local_.HasDir(dir.bucket, dir_key)) return Resolved{Kind::kDir, dir.bucket, dir_key, {}};
+  if (IsUnlinked(dir.bucket, file_key)) return MakeError(ENOENT, "NoSuchKey", file_key);
   if (auto hit = names_.Find(dir.bucket, dir.key, name)) {
     if (!hit->missing) {
       if (hit->kind == Kind::kDir) return Resolved{Kind::kDir, dir.bucket, dir_key, {}};
+      if (TypeUnknown(hit->attrs)) return ResolveType(dir, name);
       return Resolved{Kind::kFile, dir.bucket, file_key, hit->attrs};
     }
     // A directory the kernel still holds that a listing leaves out is asked
@@ -84,6 +90,7 @@ Result<Filesystem::Resolved> Filesystem::Resolve(const InodeSnapshot& dir,
     if (auto hit = meta_->Find(dir.bucket, file_key)) {
       if (hit->missing) return MakeError(ENOENT, "NoSuchKey", file_key);
       if (hit->kind == Kind::kDir) return Resolved{Kind::kDir, dir.bucket, dir_key, {}};
+      if (TypeUnknown(hit->attrs)) return ResolveType(dir, name);
       return Resolved{Kind::kFile, dir.bucket, file_key, hit->attrs};
     }
   }
@@ -137,6 +144,38 @@ Result<Filesystem::Resolved> Filesystem::ResolveRemote(const InodeSnapshot& dir,
   return MakeError(ENOENT, "NoSuchKey", file_key);
 }
 
+Result<Filesystem::Resolved> Filesystem::ResolveType(const InodeSnapshot& dir,
+                                                     const std::string& name) {
+  const std::string file_key = dir.key + name;
+  s3::HeadObjectParams hp;
+  hp.bucket = dir.bucket;
+  hp.key = file_key;
+  auto head = client_->HeadObject(hp);
+  if (!head.ok()) {
+    if (head.error().errno_value == ENOENT) return ResolveRemote(dir, name);  // gone since
+    spdlog::warn("HeadObject s3://{}/{}: {}", hp.bucket, hp.key, head.error().ToString());
+    return head.error();
+  }
+  const ObjectAttrs attrs = FromHead(*head);
+  names_.StoreFile(dir.bucket, dir.key, name, attrs);
+  if (meta_) meta_->StoreFile(dir.bucket, file_key, attrs);
+  return Resolved{Kind::kFile, dir.bucket, file_key, attrs};
+}
+
+ObjectAttrs Filesystem::KnownType(Ino dir, const std::string& bucket, const std::string& dir_key,
+                                  const std::string& name, const ObjectAttrs& listed) {
+  if (auto ino = inodes_.Find(dir, name)) {
+    if (auto in = inodes_.Get(*ino); in && in->kind == Kind::kFile) {
+      ObjectAttrs merged = MergeKnown(in->attrs, listed);
+      if (merged.type != ObjectType::kUnknown) return merged;
+    }
+  }
+  if (auto hit = names_.Find(bucket, dir_key, name)) {
+    if (!hit->missing && hit->kind == Kind::kFile) return MergeKnown(hit->attrs, listed);
+  }
+  return listed;
+}
+
 void Filesystem::ListForLookups(const std::string& bucket, const std::string& dir_key) {
   lookup_pool_->Post([this, bucket, dir_key] {
     const auto started = std::chrono::steady_clock::now();
@@ -166,18 +205,22 @@ Result<Entry> Filesystem::Lookup(Ino parent, const std::string& name, pid_t pid)
 }
 
 Result<ObjectAttrs> Filesystem::HeadFresh(const InodeSnapshot& file) {
-  if (FreshWithin(file.attrs, config_.metadata_ttl)) return file.attrs;
+  // A type still unknown is asked for like stale attributes.
+  if (FreshWithin(file.attrs, config_.metadata_ttl) && !TypeUnknown(file.attrs)) {
+    return file.attrs;
+  }
   const auto [parent_key, name] = cache::SplitParent(file.key);
   if (auto hit = names_.Find(file.bucket, parent_key, name)) {
     if (hit->missing) return MakeError(ENOENT, "NoSuchKey", file.key);
-    if (hit->kind == Kind::kFile && FreshWithin(hit->attrs, config_.metadata_ttl)) {
+    if (hit->kind == Kind::kFile && FreshWithin(hit->attrs, config_.metadata_ttl) &&
+        !TypeUnknown(hit->attrs)) {
       inodes_.SetAttrs(file.ino, hit->attrs);
       return hit->attrs;
     }
   }
   if (meta_) {
     auto hit = meta_->Find(file.bucket, file.key);
-    if (hit && !hit->missing && hit->kind == Kind::kFile) {
+    if (hit && !hit->missing && hit->kind == Kind::kFile && !TypeUnknown(hit->attrs)) {
       inodes_.SetAttrs(file.ino, hit->attrs);
       return hit->attrs;
     }

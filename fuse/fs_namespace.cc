@@ -1,5 +1,5 @@
-// Filesystem: mkdir, rmdir, unlink and rename of files (directory rename is in
-// fs_rename_dir.cc).
+// Filesystem: mkdir, rmdir and rename of files (directory rename is in
+// fs_rename_dir.cc, unlink in fs_unlink.cc).
 #include <linux/fs.h>
 #include <spdlog/spdlog.h>
 
@@ -77,24 +77,6 @@ Status Filesystem::Rmdir(Ino parent, const std::string& name) {
   return Status::Ok();
 }
 
-Status Filesystem::Unlink(Ino parent, const std::string& name) {
-  auto dir = GetDir(parent);
-  if (!dir.ok()) return dir.error();
-  if (Status s = CheckWritable(*dir, name); !s.ok()) return s;
-  if (!config_.allow_delete) {
-    return MakeError(EPERM, "DeleteNotAllowed", "mount with --allow-delete to delete objects");
-  }
-  const std::string key = dir->key + name;
-  WaitForUpload(dir->bucket, key);
-  if (local_.FileAttrs(dir->bucket, key)) return MakeError(EBUSY, "Busy", key);
-  Status s = client_->DeleteObject({dir->bucket, key});
-  if (!s.ok()) return Logged("DeleteObject", dir->bucket, key, s.error());
-  if (meta_) meta_->Changed(dir->bucket, key);
-  names_.Removed(dir->bucket, dir->key, name);
-  inodes_.Unlink(parent, name);
-  return Status::Ok();
-}
-
 Result<ObjectAttrs> Filesystem::CopyObject(const std::string& src_bucket,
                                            const std::string& src_key,
                                            const std::string& dst_bucket,
@@ -115,8 +97,10 @@ Result<ObjectAttrs> Filesystem::CopyObject(const std::string& src_bucket,
     source = FromHead(*head);
   }
   const auto copied = [&](const std::string& etag) {
-    return ObjectAttrs{source.size, std::chrono::system_clock::now(), etag,
-                       std::chrono::steady_clock::now()};
+    // CopyObject copies the user metadata too: a link stays a link.
+    return ObjectAttrs{source.size, std::chrono::system_clock::now(),
+                       etag,        std::chrono::steady_clock::now(),
+                       source.type, source.link_target};
   };
   if (source.size <= s3::kMaxCopyObjectSize) {
     s3::CopyObjectParams p;
@@ -211,6 +195,7 @@ Status Filesystem::Rename(Ino parent, const std::string& name, Ino new_parent,
       FreshWithin(src->attrs, config_.metadata_ttl) ? std::optional(src->attrs) : std::nullopt);
   if (!copy.ok()) return copy.error();
   // The copy exists from here on: record it even if the delete fails.
+  ReplacedObject(dst_dir->bucket, dst_key);
   names_.Wrote(dst_dir->bucket, dst_dir->key, new_name, *copy);
   if (meta_) meta_->Changed(dst_dir->bucket, dst_key);
   Status s = client_->DeleteObject({src->bucket, src->key});

@@ -2,6 +2,8 @@
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
 
+#include <utility>
+
 #include "base/mutex.h"
 #include "fuse/filesystem.h"
 #include "fuse/fs_handles.h"
@@ -15,6 +17,8 @@ Result<OpenedFile> Filesystem::Open(Ino ino, int flags, pid_t pid) {
   auto in = inodes_.Get(ino);
   if (!in) return MakeError(ESTALE, "StaleInode", "inode was forgotten");
   if (in->kind == Kind::kDir) return MakeError(EISDIR, "IsADirectory", in->key);
+  // The kernel follows links itself and never opens one; this is a guard.
+  if (in->attrs.type == ObjectType::kLink) return MakeError(ELOOP, "SymbolicLink", in->key);
   if (pending_ && pending_->Pending(in->bucket, in->key)) {
     // A file closed but still uploading: its bytes are readable once in S3,
     // with the attributes the upload (or the copy of a rename) recorded.
@@ -66,6 +70,7 @@ Result<OpenedFile> Filesystem::Open(Ino ino, int flags, pid_t pid) {
     const std::string previous = inodes_.ExchangeOpenEtag(ino, attrs->etag);
     opened.keep_cache = !attrs->etag.empty() && previous == attrs->etag;
     h->reader = readers_->Open({in->bucket, in->key, attrs->etag, attrs->size});
+    h->etag = attrs->etag;
     record.size = attrs->size;
     record.etag = attrs->etag;
     if (auto next = siblings_.AfterInOrder(in->parent, in->name, kHintedSiblings); !next.empty()) {
@@ -117,7 +122,20 @@ void Filesystem::ServeRead(uint64_t fh, uint64_t offset, size_t size, ReadDone d
 }
 
 Status Filesystem::CommitHandle(FileHandle& h) {
+  if (h.abandoned) {
+    h.writer->Abort();
+    return Status::Ok();
+  }
   auto r = h.writer->Commit();
+  if (r.ok() && h.abandoned) {  // unlinked while its upload completed: it goes too
+    Status s = client_->DeleteObject({h.bucket, h.key});
+    if (!s.ok()) {
+      spdlog::warn("DeleteObject (unlinked while uploaded) s3://{}/{}: {}", h.bucket, h.key,
+                   s.error().ToString());
+    }
+    return Status::Ok();
+  }
+  if (r.ok()) ReplacedObject(h.bucket, h.key);  // what an unlinked name held is overwritten
   // The name's new state is recorded before it stops being local, so no
   // lookup in between sees an older answer.
   const auto [dir_key, name] = cache::SplitParent(h.key);
@@ -125,13 +143,17 @@ Status Filesystem::CommitHandle(FileHandle& h) {
   if (r.ok()) {
     attrs = ObjectAttrs{r->size, std::chrono::system_clock::now(), r->etag,
                         std::chrono::steady_clock::now()};
+    attrs->metadata_known = true;  // written without any
   }
   {
     MutexLock lock(h.publish_mu);
     if (!r.ok() && !h.published) io_counters_.AddError();  // once per file, not per close
+    // A second commit (release after flush) returns the first one's result:
+    // published already, and maybe changed since (--preserve-attrs).
+    const bool again = h.published;
     h.published = true;
     h.committed = attrs;
-    if (!h.moved) {  // else the rename's chained step publishes the new name
+    if (!h.moved && !again) {  // else the rename's chained step publishes the new name
       if (attrs) {
         names_.Wrote(h.bucket, dir_key, name, *attrs);
       } else {
@@ -143,6 +165,16 @@ Status Filesystem::CommitHandle(FileHandle& h) {
   }
   if (meta_) meta_->Changed(h.bucket, h.key);  // committed (or not): ask S3 next time
   if (!r.ok()) return r.error();
+  std::optional<ObjectAttrs> pending;
+  {
+    MutexLock lock(h.publish_mu);
+    pending = std::exchange(h.pending_attrs, std::nullopt);
+    if (h.moved) pending.reset();  // renamed meanwhile: set on the new name after its copy
+  }
+  if (pending) {
+    auto stored = StoreAttrs(h.ino, h.bucket, h.key, *pending);
+    if (!stored.ok()) return stored.error();
+  }
   return Status::Ok();
 }
 
@@ -177,7 +209,9 @@ void Filesystem::Release(uint64_t fh) {
     h = std::move(it->second);
     files_.erase(it);
   }
+  ReleaseUnlinked(*h);
   if (!h->writer) return;
+  if (h->abandoned) return h->writer->Abort();  // unlinked while written: no object
   if (pending_) return SubmitUpload(h);
   Status s = CommitHandle(*h);
   if (!s.ok()) {

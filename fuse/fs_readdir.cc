@@ -148,23 +148,30 @@ Status Filesystem::ReadDir(Ino ino, uint64_t fh, off_t offset, bool plus, const 
                             : e.kind == Kind::kDir ? h->key + e.name + "/"
                                                    : h->key + e.name;
     const std::string& bucket = h->bucket_list ? e.name : h->bucket;
-    if (!plus || (e.kind == Kind::kFile && !file_attrs)) {
+    if (e.kind == Kind::kFile && IsUnlinked(bucket, key)) continue;  // open, but its name is gone
+    ObjectAttrs attrs = e.attrs;
+    if (e.kind == Kind::kFile && TypeUnknown(attrs)) {
+      attrs = KnownType(ino, bucket, h->key, e.name, attrs);
+    }
+    // A file whose type only a HEAD can tell gets no attributes: a stat of it
+    // then looks it up, and the lookup asks (object_type.h).
+    const bool typed = !TypeUnknown(attrs);
+    if (!plus || (e.kind == Kind::kFile && (!file_attrs || !typed))) {
       // d_ino must not be 0: glibc's readdir() skips such entries as deleted.
       // A name without an inode yet gets a stable number outside the table's.
       const Ino shown =
           inodes_.Find(ino, e.name)
               .value_or((std::hash<std::string>{}(e.name) ^ (ino * 0x9e3779b97f4a7c15ull)) |
                         (1ull << 63));
-      struct stat st = MakeStat(shown, e.kind, e.attrs);
+      struct stat st = MakeStat(shown, e.kind, attrs);
       Entry name_only;  // ino 0: the kernel makes no inode (and counts no lookup)
       name_only.attr = st;
       if (!fill(e.name, st, plus ? &name_only : nullptr, off + 1)) break;
       continue;
     }
-    const Ino child =
-        inodes_.Acquire(ino, e.name, e.kind, bucket, key,
-                        e.kind == Kind::kFile ? std::optional(e.attrs) : std::nullopt);
-    Entry entry = MakeEntry(child, e.kind, e.attrs);
+    const Ino child = inodes_.Acquire(ino, e.name, e.kind, bucket, key,
+                                      e.kind == Kind::kFile ? std::optional(attrs) : std::nullopt);
+    Entry entry = MakeEntry(child, e.kind, attrs);
     if (!fill(e.name, entry.attr, &entry, off + 1)) {
       inodes_.Forget(child, 1);  // not sent: the kernel will not forget it
       break;

@@ -49,6 +49,7 @@ std::optional<Status> Filesystem::RenameUploading(const Resolved& src, const Ino
     // The inode moved to the new name at the rename; it gets the copy's ETag.
     inodes_.SetAttrs(h->ino, copy ? *copy : ObjectAttrs{});
     if (copy) {
+      ReplacedObject(dst_bucket, dst_key);
       names_.Wrote(dst_bucket, dst_dir_key, new_name, *copy);
     } else {
       names_.Drop(dst_bucket, dst_dir_key, new_name);

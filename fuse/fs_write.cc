@@ -66,7 +66,7 @@ Result<size_t> Filesystem::Write(uint64_t fh, uint64_t offset, std::span<const s
 Status Filesystem::Flush(uint64_t fh, pid_t pid) {
   auto h = GetFile(fh);
   if (h && h->lost) return LostWrites(h->bucket, h->key);
-  if (!h || !h->writer) return Status::Ok();
+  if (!h || !h->writer || h->abandoned) return Status::Ok();
   // Nothing written through this handle yet (a shell's `>`/`>>`: open, dup2,
   // close, then write), or a process other than the opener: release commits.
   if (!h->written.load(std::memory_order_relaxed) || (pid != 0 && pid != h->opener)) {
@@ -82,7 +82,7 @@ Status Filesystem::Flush(uint64_t fh, pid_t pid) {
 Status Filesystem::Fsync(uint64_t fh) {
   auto h = GetFile(fh);
   if (h && h->lost) return LostWrites(h->bucket, h->key);
-  if (!h || !h->writer) return Status::Ok();
+  if (!h || !h->writer || h->abandoned) return Status::Ok();  // unlinked: nothing to keep
   return CommitHandle(*h);
 }
 

@@ -31,15 +31,42 @@ InodeSnapshot InodeTable::Snapshot(Ino ino, const Inode& in) {
   return s;
 }
 
+ObjectAttrs MergeKnown(const ObjectAttrs& known, ObjectAttrs fresh) {
+  if (fresh.etag.empty() || fresh.etag != known.etag) return fresh;
+  if (fresh.type == ObjectType::kUnknown) fresh.type = known.type;
+  if (fresh.link_target.empty()) fresh.link_target = known.link_target;
+  if (!fresh.metadata_known && known.metadata_known) {
+    fresh.mode = known.mode;
+    fresh.uid = known.uid;
+    fresh.gid = known.gid;
+    fresh.meta_mtime = known.meta_mtime;
+    fresh.metadata_known = true;
+  }
+  return fresh;
+}
+
+namespace {
+
+// The kernel cannot change an inode's file type: a name that turned from a
+// link into a file (or back) needs a new inode.
+bool TypeChanged(const ObjectAttrs& old, const ObjectAttrs& now) {
+  if (old.type == ObjectType::kUnknown || now.type == ObjectType::kUnknown) return false;
+  return (old.type == ObjectType::kLink) != (now.type == ObjectType::kLink);
+}
+
+}  // namespace
+
 Ino InodeTable::Acquire(Ino parent, const std::string& name, Kind kind, const std::string& bucket,
                         const std::string& key, const std::optional<ObjectAttrs>& attrs) {
   MutexLock lock(mu_);
   auto link = children_.find({parent, name});
   if (link != children_.end()) {
     Inode& existing = inodes_.at(link->second);
-    if (existing.kind == kind && existing.key == key && existing.bucket == bucket) {
+    const ObjectAttrs merged = attrs ? MergeKnown(existing.attrs, *attrs) : existing.attrs;
+    if (existing.kind == kind && existing.key == key && existing.bucket == bucket &&
+        !TypeChanged(existing.attrs, merged)) {
       ++existing.lookups;
-      if (attrs) existing.attrs = *attrs;
+      existing.attrs = merged;
       return link->second;
     }
     // The name now stands for something else: detach the old inode.
@@ -138,7 +165,7 @@ std::optional<Ino> InodeTable::Find(Ino parent, const std::string& name) const {
 void InodeTable::SetAttrs(Ino ino, const ObjectAttrs& attrs) {
   MutexLock lock(mu_);
   auto it = inodes_.find(ino);
-  if (it != inodes_.end()) it->second.attrs = attrs;
+  if (it != inodes_.end()) it->second.attrs = MergeKnown(it->second.attrs, attrs);
 }
 
 std::string InodeTable::ExchangeOpenEtag(Ino ino, const std::string& etag) {

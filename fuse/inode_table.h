@@ -38,13 +38,29 @@ inline constexpr Ino kRootIno = 1;
 
 enum class Kind { kFile, kDir };
 
+// What an object stands for in the mount (fuse/object_type.h: s3fs's
+// x-amz-meta-mode). Only HeadObject returns user metadata, so an object known
+// from a listing is kUnknown when its size allows a link's body.
+enum class ObjectType : uint8_t { kRegular, kLink, kUnknown };
+
 // What S3 said about an object, kept with its inode.
 struct ObjectAttrs {
   uint64_t size = 0;
   std::chrono::system_clock::time_point mtime{};
   std::string etag;
   std::chrono::steady_clock::time_point fetched{};  // when S3 said it
+  ObjectType type = ObjectType::kRegular;
+  std::string link_target;  // a link's body, once this mount wrote or read it
+  // Owner, permissions and time from user metadata (--preserve-attrs; s3fs's
+  // names): set only when a HEAD (or this mount's own change) said them.
+  std::optional<uint32_t> mode, uid, gid;
+  std::optional<std::chrono::system_clock::time_point> meta_mtime;
+  bool metadata_known = false;  // read from a HEAD or written here: not a listing's
 };
+
+// `fresh` with what `known` says of the same object version (same ETag) and
+// `fresh` lacks: its type and link target (a listing does not carry them).
+ObjectAttrs MergeKnown(const ObjectAttrs& known, ObjectAttrs fresh);
 
 // True when S3 said `a` less than `ttl` seconds ago (never when it did not).
 inline bool FreshWithin(const ObjectAttrs& a, double ttl) {

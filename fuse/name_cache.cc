@@ -129,7 +129,14 @@ void NameCache::StoreListing(const std::string& bucket, const std::string& dir_k
   }
   for (const auto& e : entries) {
     ObjectAttrs attrs = e.attrs;
-    if (e.kind == Kind::kFile) attrs.fetched = started;  // what S3 said, no later than this
+    if (e.kind == Kind::kFile) {
+      attrs.fetched = started;  // what S3 said, no later than this
+      // A listing carries no type: keep what a HEAD or this mount said of the same version.
+      auto old = d.names.find(e.name);
+      if (old != d.names.end() && old->second.state == State::kFile) {
+        attrs = MergeKnown(old->second.attrs, std::move(attrs));
+      }
+    }
     names.try_emplace(
         e.name, Name(e.kind == Kind::kDir ? State::kDir : State::kFile, attrs, started, until));
   }

@@ -210,6 +210,16 @@ const std::vector<OptionSpec>& Specs() {
       {"async-close", false, Flag(&fs::FsConfig::async_close),
        "close() returns once a written file is staged; uploads finish in the background (fsync "
        "of a directory or unmount waits for them)"},
+      {"no-link-probe", false,
+       [](Builder& b, std::string_view) {
+         b.opts.fs.probe_link_types = false;
+         return Status::Ok();
+       },
+       "listed objects of 1 to 4095 bytes are regular files unless a HEAD said they are links "
+       "(no HEAD per small file; links made elsewhere show once looked up by name)"},
+      {"preserve-attrs", false, Flag(&fs::FsConfig::preserve_attrs),
+       "keep mode, uid, gid and mtime in object metadata (s3fs's x-amz-meta-*): chmod, chown and "
+       "utimes are stored; every file's first lookup costs a HEAD"},
       {"direct-io", false, Flag(&fs::FsConfig::direct_io),
        "bypass the page cache (faster big reads; no MAP_SHARED mmap)"},
       {"max-memory", true, Budget(&fs::FsConfig::max_memory),

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -26,6 +27,11 @@
 namespace bucketfs::s3 {
 
 using Timestamp = std::chrono::system_clock::time_point;
+
+// User metadata (x-amz-meta-NAME: VALUE): names lower-case and without the
+// prefix, as S3 returns them. Only HeadObject and GetObject carry it back
+// (LIST does not).
+using UserMetadata = std::map<std::string, std::string>;
 
 struct ObjectInfo {
   std::string key;
@@ -46,6 +52,7 @@ struct HeadObjectResult {
   Timestamp last_modified{};
   std::string etag;
   std::string content_type;
+  UserMetadata metadata;
 };
 
 // --- GetObject (ranged), streamed into a caller-owned buffer
@@ -89,6 +96,7 @@ struct PutObjectParams {
   std::string content_type;
   BodyChecksum checksum = BodyChecksum::kMd5;
   std::string if_none_match;  // "*" to refuse overwriting (where supported)
+  UserMetadata metadata;
 };
 struct PutObjectResult {
   std::string etag;
@@ -100,6 +108,7 @@ struct CreateMultipartUploadParams {
   std::string content_type;
   // kCrc32c: every part must then be sent with kCrc32c (x-amz-checksum-algorithm).
   BodyChecksum checksum = BodyChecksum::kMd5;
+  UserMetadata metadata;
 };
 struct CreateMultipartUploadResult {
   std::string upload_id;
@@ -196,6 +205,10 @@ struct CopyObjectParams {
   std::string bucket, key;  // destination
   std::string source_bucket, source_key;
   std::string source_if_match;
+  // Set: the copy gets exactly this user metadata (x-amz-metadata-directive
+  // REPLACE, also how an object's metadata is changed in place: a copy onto
+  // itself). Unset: the source's metadata is copied.
+  std::optional<UserMetadata> replace_metadata;
 };
 struct CopyObjectResult {
   std::string etag;

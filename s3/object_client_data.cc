@@ -195,6 +195,7 @@ Result<HeadObjectResult> S3ObjectClient::HeadObject(const HeadObjectParams& p) {
   out.last_modified = LastModified(r->headers);
   out.etag = HeaderOr(r->headers, "ETag");
   out.content_type = HeaderOr(r->headers, "Content-Type");
+  out.metadata = UserMetadataOf(r->headers);
   return out;
 }
 
@@ -234,6 +235,7 @@ Result<PutObjectResult> S3ObjectClient::PutObject(const PutObjectParams& p,
   AddChecksumHeader(req, p.checksum, body);
   if (!p.content_type.empty()) req.headers.emplace_back("Content-Type", p.content_type);
   if (!p.if_none_match.empty()) req.headers.emplace_back("If-None-Match", p.if_none_match);
+  AddUserMetadata(req, p.metadata);
   auto r = executor_.ExecuteSync(std::move(req));
   if (!r.ok()) return r.error();
   // May be empty (some stores send none); callers HeadObject when they need it.

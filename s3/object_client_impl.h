@@ -108,6 +108,11 @@ std::span<const std::byte> AsBytes(std::string_view s);
 // x-amz-copy-source value: "/bucket/key", percent-encoded ('/' kept).
 std::string CopySource(std::string_view bucket, std::string_view key);
 
+// Adds x-amz-meta-NAME: VALUE for each entry.
+void AddUserMetadata(S3Request& req, const UserMetadata& metadata);
+// The x-amz-meta-* headers of a response, names lower-cased without the prefix.
+UserMetadata UserMetadataOf(const HttpHeaders& headers);
+
 // Header value or "" when absent.
 std::string HeaderOr(const HttpHeaders& headers, std::string_view name);
 // Content-Length as a number; nullopt when absent or not a number.

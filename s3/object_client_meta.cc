@@ -91,6 +91,10 @@ Result<CopyObjectResult> S3ObjectClient::CopyObject(const CopyObjectParams& p) {
   if (!p.source_if_match.empty()) {
     req.headers.emplace_back("x-amz-copy-source-if-match", p.source_if_match);
   }
+  if (p.replace_metadata) {
+    req.headers.emplace_back("x-amz-metadata-directive", "REPLACE");
+    AddUserMetadata(req, *p.replace_metadata);
+  }
   CopyObjectResult out;
   Status st = RunParsingErrorBody(req, [&](const S3Response& resp) -> Status {
     auto parsed = ParseCopyObjectResult(resp.body);

@@ -54,6 +54,7 @@ Result<CreateMultipartUploadResult> S3ObjectClient::CreateMultipartUpload(
   if (p.checksum == BodyChecksum::kCrc32c) {
     req.headers.emplace_back("x-amz-checksum-algorithm", "CRC32C");
   }
+  AddUserMetadata(req, p.metadata);
   // Idempotent by choice: a repeat after a lost answer only orphans an
   // upload id (see object_client_impl.h).
   req.idempotent = true;

@@ -1,6 +1,8 @@
 // Header, digest and validation helpers shared by the ObjectClient files.
 #include <openssl/evp.h>
 
+#include <cctype>
+
 #include "s3/crc32c.h"
 #include "s3/http_header_values.h"
 #include "s3/object_client_impl.h"
@@ -44,6 +46,23 @@ std::string CopySource(std::string_view bucket, std::string_view key) {
   path += '/';
   path += key;
   return UriEncode(path, /*encode_slash=*/false);
+}
+
+void AddUserMetadata(S3Request& req, const UserMetadata& metadata) {
+  for (const auto& [name, value] : metadata) req.headers.emplace_back("x-amz-meta-" + name, value);
+}
+
+UserMetadata UserMetadataOf(const HttpHeaders& headers) {
+  constexpr std::string_view kPrefix = "x-amz-meta-";
+  UserMetadata out;
+  for (const auto& [name, value] : headers) {
+    if (name.size() <= kPrefix.size()) continue;
+    std::string lower = name;
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (lower.compare(0, kPrefix.size(), kPrefix) != 0) continue;
+    out[lower.substr(kPrefix.size())] = value;
+  }
+  return out;
 }
 
 std::string HeaderOr(const HttpHeaders& headers, std::string_view name) {

@@ -56,6 +56,7 @@ FakeObjectClient::Object& FakeObjectClient::Store(Bucket& b, const std::string& 
   o.data = std::move(data);
   o.etag = "\"etag-" + std::to_string(next_etag_++) + "\"";
   o.mtime = std::chrono::system_clock::now();
+  o.metadata.clear();
   return o;
 }
 
@@ -68,6 +69,18 @@ void FakeObjectClient::Put(const std::string& bucket, const std::string& key,
                            const std::string& data) {
   MutexLock lock(mu_);
   Store(buckets_[bucket], key, data);
+}
+
+void FakeObjectClient::PutWithMetadata(const std::string& bucket, const std::string& key,
+                                       const std::string& data, const s3::UserMetadata& metadata) {
+  MutexLock lock(mu_);
+  Store(buckets_[bucket], key, data).metadata = metadata;
+}
+
+s3::UserMetadata FakeObjectClient::Metadata(const std::string& bucket,
+                                            const std::string& key) const {
+  MutexLock lock(mu_);
+  return buckets_.at(bucket).at(key).metadata;
 }
 
 bool FakeObjectClient::Exists(const std::string& bucket, const std::string& key) const {
@@ -122,7 +135,8 @@ Result<s3::HeadObjectResult> FakeObjectClient::HeadObject(const s3::HeadObjectPa
   if (!b.ok()) return b.error();
   auto it = (*b)->find(p.key);
   if (it == (*b)->end()) return NotFound(p.key);
-  return s3::HeadObjectResult{it->second.data.size(), it->second.mtime, it->second.etag, ""};
+  return s3::HeadObjectResult{it->second.data.size(), it->second.mtime, it->second.etag, "",
+                              it->second.metadata};
 }
 
 Result<s3::GetObjectResult> FakeObjectClient::GetObject(const s3::GetObjectParams& p,
@@ -162,7 +176,9 @@ Result<s3::PutObjectResult> FakeObjectClient::PutObject(const s3::PutObjectParam
   if (auto e = Enter("PutObject")) return *e;
   auto b = FindBucket(p.bucket);
   if (!b.ok()) return b.error();
-  return s3::PutObjectResult{Store(**b, p.key, ToString(body)).etag};
+  Object& o = Store(**b, p.key, ToString(body));
+  o.metadata = p.metadata;
+  return s3::PutObjectResult{o.etag};
 }
 
 Result<s3::CreateMultipartUploadResult> FakeObjectClient::CreateMultipartUpload(
@@ -171,7 +187,7 @@ Result<s3::CreateMultipartUploadResult> FakeObjectClient::CreateMultipartUpload(
   if (auto e = Enter("CreateMultipartUpload")) return *e;
   if (!FindBucket(p.bucket).ok()) return MakeError(ENOENT, "NoSuchBucket", p.bucket);
   std::string id = "upload-" + std::to_string(next_upload_++);
-  uploads_[id] = Upload{p.bucket, p.key, p.checksum, {}};
+  uploads_[id] = Upload{p.bucket, p.key, p.checksum, {}, p.metadata};
   upload_checksums_.push_back(p.checksum);
   return s3::CreateMultipartUploadResult{id};
 }
@@ -247,7 +263,9 @@ Result<s3::CompleteMultipartUploadResult> FakeObjectClient::CompleteMultipartUpl
   }
   auto b = FindBucket(p.bucket);
   if (!b.ok()) return b.error();
-  std::string etag = Store(**b, p.key, std::move(data)).etag;
+  Object& stored = Store(**b, p.key, std::move(data));
+  stored.metadata = it->second.metadata;
+  std::string etag = stored.etag;
   uploads_.erase(it);
   return s3::CompleteMultipartUploadResult{etag};
 }
@@ -352,7 +370,9 @@ Result<s3::CopyObjectResult> FakeObjectClient::CopyObject(const s3::CopyObjectPa
   auto dst_b = FindBucket(p.bucket);
   if (!dst_b.ok()) return dst_b.error();
   std::string data = src->second.data;
+  s3::UserMetadata metadata = p.replace_metadata ? *p.replace_metadata : src->second.metadata;
   Object& o = Store(**dst_b, p.key, std::move(data));
+  o.metadata = std::move(metadata);
   return s3::CopyObjectResult{o.etag, o.mtime};
 }
 

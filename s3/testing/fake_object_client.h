@@ -22,11 +22,16 @@ class FakeObjectClient : public s3::ObjectClient {
     std::string data;
     std::string etag;
     s3::Timestamp mtime;
+    s3::UserMetadata metadata;
   };
 
   // Test setup and inspection.
   void CreateBucketNamed(const std::string& bucket);
   void Put(const std::string& bucket, const std::string& key, const std::string& data);
+  // An object with user metadata, as another client (s3fs) would write it.
+  void PutWithMetadata(const std::string& bucket, const std::string& key, const std::string& data,
+                       const s3::UserMetadata& metadata);
+  s3::UserMetadata Metadata(const std::string& bucket, const std::string& key) const;
   bool Exists(const std::string& bucket, const std::string& key) const;
   std::string Data(const std::string& bucket, const std::string& key) const;
   std::vector<std::string> Keys(const std::string& bucket) const;
@@ -75,6 +80,7 @@ class FakeObjectClient : public s3::ObjectClient {
     std::string bucket, key;
     s3::BodyChecksum checksum = s3::BodyChecksum::kMd5;
     std::map<int, std::string> parts;  // number -> data
+    s3::UserMetadata metadata;
   };
   using Bucket = std::map<std::string, Object>;
 

@@ -7,7 +7,10 @@ Usage (endpoint and credentials from S3_ENDPOINT, AWS_ACCESS_KEY_ID,
 AWS_SECRET_ACCESS_KEY):
   s3util.py mkbucket BUCKET
   s3util.py put BUCKET KEY [SIZE]        body: SIZE bytes of a pattern, else stdin
-  s3util.py put-many BUCKET PREFIX COUNT  COUNT one-byte objects PREFIX00000.. in parallel
+  s3util.py put-many BUCKET PREFIX COUNT [SIZE]  COUNT objects PREFIX00000.. (SIZE bytes, default 1) in parallel
+  s3util.py put-links BUCKET PREFIX COUNT TARGET  COUNT links PREFIX00000.. to TARGET, as s3fs writes them
+  s3util.py meta BUCKET KEY               the object's user metadata, "name=value" per line, sorted
+  s3util.py body BUCKET KEY               the object's body on stdout
   s3util.py list BUCKET [PREFIX]          "KEY<TAB>SIZE" per object, sorted
   s3util.py sha256 BUCKET KEY             hex digest of the object's body
   s3util.py exists BUCKET KEY             exit 0 if the object exists, 1 if not
@@ -53,9 +56,10 @@ def main(argv):
         s3.put_object(Bucket=argv[2], Key=argv[3], Body=body)
     elif cmd == "put-many":
         bucket, prefix, count = argv[2], argv[3], int(argv[4])
+        body = pattern(int(argv[5])) if len(argv) > 5 else b"x"
 
         def put(i):
-            s3.put_object(Bucket=bucket, Key=f"{prefix}{i:05d}", Body=b"x")
+            s3.put_object(Bucket=bucket, Key=f"{prefix}{i:05d}", Body=body)
 
         with concurrent.futures.ThreadPoolExecutor(32) as pool:
             list(pool.map(put, range(count)))
@@ -68,6 +72,16 @@ def main(argv):
     elif cmd == "sha256":
         body = s3.get_object(Bucket=argv[2], Key=argv[3])["Body"].read()
         print(hashlib.sha256(body).hexdigest())
+    elif cmd == "put-links":
+        bucket, prefix, count, target = argv[2], argv[3], int(argv[4]), argv[5].encode()
+        for i in range(count):
+            s3.put_object(Bucket=bucket, Key=f"{prefix}{i:05d}", Body=target,
+                          Metadata={"mode": str(0o120777)})
+    elif cmd == "meta":
+        meta = s3.head_object(Bucket=argv[2], Key=argv[3])["Metadata"]
+        print("\n".join(sorted(f"{k}={v}" for k, v in meta.items())))
+    elif cmd == "body":
+        sys.stdout.buffer.write(s3.get_object(Bucket=argv[2], Key=argv[3])["Body"].read())
     elif cmd == "exists":
         try:
             s3.head_object(Bucket=argv[2], Key=argv[3])

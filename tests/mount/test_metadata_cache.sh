@@ -15,7 +15,10 @@ for d in 0 1 2 3; do s3 put-many "$BUCKET" "dir$d/f" 50; done
 s3 put "$BUCKET" top.txt 10
 
 count() { timeout 120 find "$MNT" | wc -l; }
-indefinite=(--cache "$CACHE" --metadata-ttl indefinite --negative-ttl indefinite)
+# Objects of 1 and 10 bytes could be symbolic links, whose type only a HEAD
+# tells (the cache does not keep it): these walks are measured without the
+# probe (SEMANTICS.md, "Symbolic links"; e2e_posix.sh measures it).
+indefinite=(--cache "$CACHE" --metadata-ttl indefinite --negative-ttl indefinite --no-link-probe)
 
 mount_bucket "$MNT" "s3://$BUCKET" "${indefinite[@]}"
 reset_stats

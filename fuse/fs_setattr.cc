@@ -1,0 +1,134 @@
+// Filesystem: setattr. Size changes of files being written or emptied;
+// mode, owner and mtime stored in user metadata with --preserve-attrs.
+#include <spdlog/spdlog.h>
+
+#include "base/mutex.h"
+#include "fuse/filesystem.h"
+#include "fuse/fs_handles.h"
+#include "fuse/object_type.h"
+#include "s3/s3_limits.h"
+
+namespace bucketfs::fs {
+
+Result<struct stat> Filesystem::SetAttr(Ino ino, const SetAttrRequest& request) {
+  auto in = inodes_.Get(ino);
+  if (!in) return MakeError(ESTALE, "StaleInode", "inode was forgotten");
+  if (config_.read_only) return MakeError(EROFS, "ReadOnly", "read-only mount");
+  if (request.size && in->kind == Kind::kFile) {
+    if (auto local = local_.FileAttrs(in->bucket, in->key)) {
+      // A file being written: its writer resizes it (ENOTSUP if it cannot).
+      if (*request.size != local->size) {
+        std::shared_ptr<FileWriter> writer;
+        {
+          MutexLock lock(handles_mu_);
+          for (const auto& [fh, h] : files_) {
+            if (h->writer && h->bucket == in->bucket && h->key == in->key) writer = h->writer;
+          }
+        }
+        if (!writer)
+          return MakeError(ENOTSUP, "Truncate", "cannot resize a file while it is written");
+        if (Status s = writer->Truncate(*request.size); !s.ok()) return s.error();
+      }
+    } else {
+      auto attrs = HeadFresh(*in);
+      if (!attrs.ok()) return attrs.error();
+      if (*request.size != attrs->size) {
+        if (*request.size != 0 || !config_.allow_overwrite) {
+          return MakeError(EPERM, "Truncate", "existing objects cannot be resized");
+        }
+        s3::PutObjectParams p;
+        p.bucket = in->bucket;
+        p.key = in->key;
+        auto r = client_->PutObject(p, {});
+        if (!r.ok()) {
+          spdlog::warn("PutObject (truncate) s3://{}/{}: {}", p.bucket, p.key,
+                       r.error().ToString());
+          return r.error();
+        }
+        if (meta_) meta_->Changed(in->bucket, in->key);
+        const ObjectAttrs emptied{0, std::chrono::system_clock::now(), r->etag,
+                                  std::chrono::steady_clock::now()};
+        inodes_.SetAttrs(ino, emptied);
+        const auto [dir_key, name] = cache::SplitParent(in->key);
+        names_.Wrote(in->bucket, dir_key, name, emptied);
+      }
+    }
+  }
+  // Without --preserve-attrs (and for directories, which have no object) mode,
+  // owner and times come from the mount options: accepted, not stored.
+  if (config_.preserve_attrs && in->kind == Kind::kFile &&
+      (request.mode || request.uid || request.gid || request.mtime)) {
+    ObjectAttrs changed;
+    if (request.mode) changed.mode = request.mode_value & 07777;
+    if (request.uid) changed.uid = request.uid_value;
+    if (request.gid) changed.gid = request.gid_value;
+    if (request.mtime) changed.meta_mtime = request.mtime_value;
+    if (local_.FileAttrs(in->bucket, in->key)) {
+      // Being written: stored once the upload is complete (CommitHandle).
+      std::shared_ptr<FileHandle> writing;
+      {
+        MutexLock lock(handles_mu_);
+        for (const auto& [fh, h] : files_) {
+          if (h->writer && h->bucket == in->bucket && h->key == in->key) writing = h;
+        }
+      }
+      if (writing) {
+        MutexLock lock(writing->publish_mu);
+        ObjectAttrs merged = writing->pending_attrs.value_or(ObjectAttrs{});
+        if (changed.mode) merged.mode = changed.mode;
+        if (changed.uid) merged.uid = changed.uid;
+        if (changed.gid) merged.gid = changed.gid;
+        if (changed.meta_mtime) merged.meta_mtime = changed.meta_mtime;
+        writing->pending_attrs = merged;
+      }
+    } else {
+      auto stored = StoreAttrs(ino, in->bucket, in->key, changed);
+      if (!stored.ok()) return stored.error();
+      return MakeStat(ino, Kind::kFile, *stored);
+    }
+  }
+  return GetAttr(ino);
+}
+
+Result<ObjectAttrs> Filesystem::StoreAttrs(Ino ino, const std::string& bucket,
+                                           const std::string& key, const ObjectAttrs& changed) {
+  // A fresh HEAD: the copy must keep the metadata it does not change.
+  s3::HeadObjectParams hp;
+  hp.bucket = bucket;
+  hp.key = key;
+  auto head = client_->HeadObject(hp);
+  if (!head.ok()) return head.error();
+  if (head->size > s3::kMaxCopyObjectSize) {
+    return MakeError(ENOTSUP, "TooLarge",
+                     "attributes of objects over 5 GiB cannot be changed in place: " + key);
+  }
+  ObjectAttrs attrs = FromHead(*head);
+  const uint32_t type = attrs.type == ObjectType::kLink ? S_IFLNK : S_IFREG;
+  if (changed.mode) attrs.mode = type | (*changed.mode & 07777);
+  if (changed.uid) attrs.uid = changed.uid;
+  if (changed.gid) attrs.gid = changed.gid;
+  if (changed.meta_mtime) attrs.meta_mtime = changed.meta_mtime;
+  if (!attrs.mode) attrs.mode = type | (config_.file_mode & 07777);  // s3fs needs one
+  s3::UserMetadata metadata = head->metadata;
+  WritePosixMetadata(attrs, metadata);
+  s3::CopyObjectParams p;
+  p.bucket = p.source_bucket = bucket;
+  p.key = p.source_key = key;
+  p.source_if_match = head->etag;
+  p.replace_metadata = std::move(metadata);
+  auto r = client_->CopyObject(p);
+  if (!r.ok()) {
+    spdlog::warn("CopyObject (attributes) s3://{}/{}: {}", bucket, key, r.error().ToString());
+    return r.error();
+  }
+  attrs.etag = r->etag;
+  attrs.mtime = std::chrono::system_clock::now();
+  attrs.fetched = std::chrono::steady_clock::now();
+  inodes_.SetAttrs(ino, attrs);
+  const auto [dir_key, name] = cache::SplitParent(key);
+  names_.Wrote(bucket, dir_key, name, attrs);
+  if (meta_) meta_->Changed(bucket, key);
+  return attrs;
+}
+
+}  // namespace bucketfs::fs
