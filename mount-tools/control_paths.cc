@@ -42,7 +42,7 @@ std::string EscapeMountpoint(std::string_view path) {
   if (path.empty()) return "-";
   std::string out;
   for (size_t i = 0; i < path.size(); ++i) {
-    const unsigned char c = static_cast<unsigned char>(path[i]);
+    const auto c = static_cast<unsigned char>(path[i]);
     const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                        c == '_' || c == ':' || (c == '.' && i > 0);
     if (c == '/') {

@@ -99,7 +99,7 @@ std::string RenderStatus(const Snapshot& now, const Snapshot* before) {
   const double seconds =
       before != nullptr ? (Get(now, "time_ms") - Get(*before, "time_ms")) / 1000.0 : 0;
   auto rate = [&](const std::string& key) {
-    return seconds > 0 ? (Get(now, key) - Get(*before, key)) / seconds : 0.0;
+    return seconds > 0 && before != nullptr ? (Get(now, key) - Get(*before, key)) / seconds : 0.0;
   };
   char line[256];
   std::string out;
