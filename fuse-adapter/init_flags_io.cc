@@ -97,9 +97,10 @@ bool InitFlagsIo::SwallowReplayReply(int fd, const iovec* iov, int count) {
     spdlog::info("asked the kernel to resend what the previous daemon had not answered");
   } else {
     // Before Linux 6.9: requests the previous daemon had read wait forever.
-    spdlog::error("the kernel refused FUSE_NOTIFY_RESEND ({}): requests in flight at the "
-                  "restart stay unanswered until the mount is aborted",
-                  strerror(errno));
+    spdlog::error(
+        "the kernel refused FUSE_NOTIFY_RESEND ({}): requests in flight at the "
+        "restart stay unanswered until the mount is aborted",
+        strerror(errno));
   }
   replay_cv_.NotifyAll();
   return true;

@@ -151,9 +151,8 @@ int Serve(const MountOptions& options, const s3::ClientConfig& client_config, co
     }
     handover = std::move(*set_up);
   }
-  std::unique_ptr<fs::Filesystem> filesystem =
-      BuildFilesystem(std::move(client), fs_config, handover ? handover->journal : nullptr,
-                      &registry);
+  std::unique_ptr<fs::Filesystem> filesystem = BuildFilesystem(
+      std::move(client), fs_config, handover ? handover->journal : nullptr, &registry);
   if (handover && handover->takeover) filesystem->Restore(handover->restored);
   std::unique_ptr<fs::FuseObserver> fuse_metrics = MakeFuseMetrics(registry);
   if (metrics_server != nullptr) {
