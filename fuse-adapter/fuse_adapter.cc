@@ -82,8 +82,8 @@ void Init(void* userdata, fuse_conn_info* conn) {
   // The kernel's INIT request was read before this runs; InitFlagsIo (see
   // fuse_session.cc) adds the flags libfuse leaves out to the reply libfuse
   // is about to send.
-  const char* shared_mmap = "refused (read-write mount)";
-  if (session.init_io != nullptr && session.fs->config().read_only) {
+  const char* shared_mmap = "refused (no flag exchange)";
+  if (session.init_io != nullptr) {
     shared_mmap = (session.init_io->offered() & kFuseDirectIoAllowMmap)
                       ? "allowed (FUSE_DIRECT_IO_ALLOW_MMAP)"
                       : "refused (the kernel does not offer FUSE_DIRECT_IO_ALLOW_MMAP)";
@@ -150,23 +150,21 @@ void SetAttr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set,
 // the caller's; writes likewise go to the writer without page-cache pages.
 // MAP_SHARED mmap of such a file needs FUSE_DIRECT_IO_ALLOW_MMAP, which
 // libfuse 3.14 cannot negotiate (its capabilities end at
-// FUSE_CAP_EXPIRE_ONLY); InitFlagsIo adds it to the INIT reply on read-only
-// mounts (fuse_session.cc), where shared mappings then fault pages in with
-// READs of the read handle. On read-write mounts such an mmap fails with
-// ENODEV: the flag would also let write handles be mapped (below).
-// MAP_PRIVATE reads through the page cache everywhere. See docs/MOUNTING.md.
+// FUSE_CAP_EXPIRE_ONLY); InitFlagsIo adds it to the INIT reply
+// (fuse_session.cc). MAP_PRIVATE reads through the page cache everywhere.
+// See docs/MOUNTING.md.
 //
-// Handles that write are always direct I/O: each write() reaches the staged
-// writer straight from the application's pages instead of through fresh
-// page-cache pages (less CPU), and a shared mapping of a file being written
-// is refused at mmap() with ENODEV. Through the page cache (or with
-// FUSE_DIRECT_IO_ALLOW_MMAP, which the kernel applies to every direct-I/O
-// handle) such a mapping would fault its pages in with a READ the write handle
-// cannot serve, and the application would die of SIGBUS instead of getting an
-// error (measured: Linux 6.18, O_RDWR handle, MAP_SHARED, first access).
-void SetCaching(fuse_req_t req, fuse_file_info* fi, bool keep_cache) {
+// Handles of a file being written (`direct`: every write handle, and read
+// handles served from a writer) are always direct I/O: each write() reaches
+// the staged writer straight from the application's pages instead of
+// through fresh page-cache pages (less CPU), and reads see the writer's
+// current bytes, which change under any page cache. A shared mapping of
+// such a file (FUSE_DIRECT_IO_ALLOW_MMAP) faults its pages in with READs the
+// writer answers and writes dirty pages back with WRITEs at msync, munmap
+// and close.
+void SetCaching(fuse_req_t req, fuse_file_info* fi, bool keep_cache, bool direct) {
   const bool writes = (fi->flags & O_ACCMODE) != O_RDONLY;
-  fi->direct_io = (writes || Fs(req).config().direct_io) ? 1 : 0;
+  fi->direct_io = (writes || direct || Fs(req).config().direct_io) ? 1 : 0;
   fi->keep_cache = keep_cache ? 1 : 0;  // still matters for MAP_PRIVATE pages
 }
 
@@ -174,7 +172,7 @@ void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   auto r = Fs(req).Open(ino, fi->flags, fuse_req_ctx(req)->pid);
   if (!r.ok()) return ReplyError(req, r.error());
   fi->fh = r->fh;
-  SetCaching(req, fi, r->keep_cache);
+  SetCaching(req, fi, r->keep_cache, r->direct_io);
   if (fuse_reply_open(req, fi) == -ENOENT) Fs(req).Release(r->fh);
 }
 
@@ -230,7 +228,7 @@ void Create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t /*mode*/
   auto r = Fs(req).Create(parent, name, fi->flags, fuse_req_ctx(req)->pid);
   if (!r.ok()) return ReplyError(req, r.error());
   fi->fh = r->second.fh;
-  SetCaching(req, fi, false);
+  SetCaching(req, fi, false, true);
   fi->direct_io = 1;  // a created handle always writes, even when O_RDONLY
   fuse_entry_param p = ToParam(r->first);
   if (fuse_reply_create(req, &p, fi) == -ENOENT) {

@@ -20,7 +20,6 @@ class InitFlagsIo;
 struct SessionData {
   Filesystem* fs = nullptr;
   InitFlagsIo* init_io = nullptr;  // the /dev/fuse I/O, when installed (init_flags_io.h)
-  // (Read-only mounts ask it for FUSE_DIRECT_IO_ALLOW_MMAP.)
   FuseObserver* observer = nullptr;  // hears of every answer, when set
 };
 

@@ -160,12 +160,11 @@ int RunFuseSession(Filesystem& fs, const FuseMountOptions& mount, FuseSessionEve
   fuse_args fargs = FUSE_ARGS_INIT(static_cast<int>(argv.size()), argv.data());
   // INIT flags libfuse 3.14 leaves out of its reply. FUSE_PARALLEL_DIROPS:
   // without it the kernel lets one LOOKUP per directory reach the daemon at
-  // a time (libfuse wants it but never sends it). Shared mmap of direct-I/O
-  // files on read-only mounts only: the kernel then allows it on every
-  // direct-I/O handle, write handles included, and a shared mapping of a
-  // write handle would fault its pages in with READs that handle cannot
-  // serve (SIGBUS). Without the flag such a mapping fails with ENODEV.
-  InitFlagsIo init_io(kFuseParallelDirops | (config.read_only ? kFuseDirectIoAllowMmap : 0));
+  // a time (libfuse wants it but never sends it). FUSE_DIRECT_IO_ALLOW_MMAP:
+  // shared mmap of direct-I/O handles, write handles included, which answer
+  // the READs of its page faults from the writer's state. Without the flag
+  // such a mapping fails with ENODEV.
+  InitFlagsIo init_io(kFuseParallelDirops | kFuseDirectIoAllowMmap);
   if (handover != nullptr && handover->record_init) init_io.OnInitRequest(handover->record_init);
   if (takeover) init_io.ReplayInit(handover->takeover_init);
   SessionData session{&fs, &init_io, observer};

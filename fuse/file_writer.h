@@ -3,9 +3,12 @@
 // fuse/staged_writer_factory.h: writes at any offset, staged on local disk,
 // sent as a multipart upload part by part.
 //
-// Commit is idempotent: it runs once and every later call returns the same
-// result. After Commit, Write fails with EBADF. Abort drops an unfinished
-// upload (no object is created, multipart parts are discarded).
+// Sync makes every byte written so far an object in S3 and leaves the file
+// writable (the next write builds the next version). Commit is idempotent:
+// it runs once and every later call returns the same result. After Commit,
+// Write fails with EBADF. Abort drops an unfinished upload (no object is
+// created, multipart parts are discarded). Read serves the file's current
+// bytes to every handle of a file being written.
 #pragma once
 
 #include <cstddef>
@@ -33,6 +36,13 @@ class FileWriter {
   virtual Status Write(uint64_t offset, std::span<const std::byte> data) = 0;
   // Bytes accepted so far: the size the file shows while it is written.
   virtual uint64_t size() const = 0;
+  // Thread-safe. Fills `dest` from `offset` with the file's bytes as written
+  // so far; short only at the end. Writers that cannot: EBADF.
+  virtual Result<size_t> Read(uint64_t /*offset*/, std::span<std::byte> /*dest*/) {
+    return MakeError(EBADF, "WriteOnly", "file is open for writing only");
+  }
+  // Writers that cannot keep writing after it commit for good.
+  virtual Result<CommittedObject> Sync() { return Commit(); }
   virtual Result<CommittedObject> Commit() = 0;
   virtual void Abort() = 0;
   // Sets the file's size (ftruncate while writing). Writers that cannot:

@@ -79,6 +79,8 @@ struct OpenedDir {
 struct OpenedFile {
   uint64_t fh = 0;
   bool keep_cache = false;  // same ETag as the previous open: the page cache is still good
+  // Served from a writer's state, which changes under the page cache.
+  bool direct_io = false;
 };
 
 // Which attributes a setattr asks to change (mirrors FUSE_SET_ATTR_*).
@@ -156,7 +158,9 @@ class Filesystem {
   // `cmd > file` (open, dup2, close, then write) and forked children closing
   // an inherited descriptor do not end the file early.
   Status Flush(uint64_t fh, pid_t pid = 0);
-  // fsync(2): completes the upload now, whoever asks.
+  // fsync(2): makes everything written so far the object in S3, whoever
+  // asks; the file stays open for writing (the next write starts the next
+  // version from it).
   Status Fsync(uint64_t fh);
   // fsync(2) of a directory: with --async-close, waits for every upload of a
   // closed file and returns the first failure not yet reported.
@@ -277,6 +281,14 @@ class Filesystem {
   std::shared_ptr<FileHandle> GetFile(uint64_t fh) const;
   std::shared_ptr<DirHandle> GetDirHandle(uint64_t fh) const;
   Status CommitHandle(FileHandle& handle);
+  // fs_write.cc: commits the version written so far; the writer stays open.
+  Status SyncHandle(FileHandle& handle);
+  // Another open handle writes through `handle`'s writer.
+  bool WriterShared(const FileHandle& handle) const;
+  // Resizes a file nobody writes: a writer over the object, cut or grown,
+  // committed at once.
+  Result<ObjectAttrs> ResizeObject(const InodeSnapshot& in, const ObjectAttrs& attrs,
+                                   uint64_t size);
   // --async-close: renames a file whose upload runs in the background by
   // chaining copy + delete after it; nullopt when it is not such a file (or
   // the upload already ended), for the usual rename.

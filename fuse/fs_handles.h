@@ -17,7 +17,9 @@ struct Filesystem::FileHandle {
   Ino ino = 0;
   std::string bucket, key;
   std::unique_ptr<FileReader> reader;  // read handles
-  std::shared_ptr<FileWriter> writer;  // write handles (create, O_TRUNC)
+  std::shared_ptr<FileWriter> writer;  // write handles (one writer per file, shared)
+  // Read handles of a file being written: its bytes come from the writer.
+  std::shared_ptr<FileWriter> source;
   pid_t opener = 0;                    // the process that opened it
   // Was writing when a previous daemon handed the mount over: its data is
   // gone, and every write, flush and fsync through it fails.

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <utility>
+#include <vector>
 
 #include "base/mutex.h"
 #include "fuse/filesystem.h"
@@ -31,8 +32,7 @@ Result<OpenedFile> Filesystem::Open(Ino ino, int flags, pid_t pid) {
   h->bucket = in->bucket;
   h->key = in->key;
   h->opener = pid;
-  const auto local = local_.FileAttrs(in->bucket, in->key);
-  const bool writing = local.has_value();
+  const bool writing = local_.FileAttrs(in->bucket, in->key).has_value();
   OpenedFile opened;
   handover::HandleRecord record{0, ino, handover::HandleKind::kRead, 0, ""};
   if ((flags & O_ACCMODE) != O_RDONLY) {
@@ -42,8 +42,14 @@ Result<OpenedFile> Filesystem::Open(Ino ino, int flags, pid_t pid) {
       return MakeError(EPERM, "Overwrite",
                        "existing objects can only be changed with allow_overwrite");
     }
-    if (writing) return MakeError(EBUSY, "Busy", in->key + " is being written");
-    if (flags & O_TRUNC) {
+    if (writing) {
+      // Another handle writes it: this one writes through the same writer.
+      h->writer = local_.Writer(in->bucket, in->key);
+      if (!h->writer) return MakeError(EBUSY, "Busy", in->key + " is being written");
+      if (flags & O_TRUNC) {
+        if (Status s = h->writer->Truncate(0); !s.ok()) return s.error();
+      }
+    } else if (flags & O_TRUNC) {
       h->writer = writers_->Create(in->bucket, in->key);
     } else {
       // Append or in-place change: the writer starts from the object as it is
@@ -56,14 +62,14 @@ Result<OpenedFile> Filesystem::Open(Ino ino, int flags, pid_t pid) {
                          "existing objects can only be replaced with O_TRUNC and allow_overwrite");
       }
     }
-    local_.AddFile(in->bucket, in->key, h->writer);
+    if (!writing) local_.AddFile(in->bucket, in->key, h->writer);
     if (meta_) meta_->Changed(in->bucket, in->key);
+    opened.direct_io = true;
   } else if (writing) {
-    // Still being written by another handle. Empty so far (`touch f` whose
-    // upload finishes at release, just after close returned): read it as
-    // empty. With data in flight: busy until it is committed.
-    if (local->size != 0) return MakeError(EBUSY, "Busy", in->key + " is being written");
-    h->reader = readers_->Open({in->bucket, in->key, "", 0});
+    // Being written by another handle: its bytes so far, from the writer.
+    h->source = local_.Writer(in->bucket, in->key);
+    if (!h->source) return MakeError(EBUSY, "Busy", in->key + " is being written");
+    opened.direct_io = true;
   } else {
     auto attrs = HeadFresh(*in);
     if (!attrs.ok()) return attrs.error();
@@ -89,8 +95,9 @@ Result<OpenedFile> Filesystem::Open(Ino ino, int flags, pid_t pid) {
 Result<size_t> Filesystem::Read(uint64_t fh, uint64_t offset, std::span<std::byte> dest) {
   auto h = GetFile(fh);
   if (!h) return MakeError(EBADF, "BadHandle", "unknown file handle");
-  if (!h->reader) return MakeError(EBADF, "WriteOnly", "file is open for writing only");
-  auto n = h->reader->Read(offset, dest);
+  FileWriter* const from = h->writer ? h->writer.get() : h->source.get();
+  if (!h->reader && !from) return MakeError(EBADF, "WriteOnly", "file is open for writing only");
+  auto n = h->reader ? h->reader->Read(offset, dest) : from->Read(offset, dest);
   if (n.ok()) {
     io_counters_.AddRead(*n);
   } else {
@@ -101,6 +108,14 @@ Result<size_t> Filesystem::Read(uint64_t fh, uint64_t offset, std::span<std::byt
 
 void Filesystem::ServeRead(uint64_t fh, uint64_t offset, size_t size, ReadDone done) {
   auto h = GetFile(fh);
+  if (h && !h->reader && (h->writer || h->source)) {
+    // A file being written: read from its writer's state, on this thread.
+    std::vector<std::byte> buf(size);
+    auto n = Read(fh, offset, buf);
+    if (!n.ok()) return done(&n.error(), {});
+    const std::span<const std::byte> segment(buf.data(), *n);
+    return done(nullptr, std::span(&segment, 1));
+  }
   if (!h || !h->reader) {
     const Error e = MakeError(EBADF, "BadHandle", "file is not open for reading");
     return done(&e, {});
@@ -211,6 +226,7 @@ void Filesystem::Release(uint64_t fh) {
   }
   ReleaseUnlinked(*h);
   if (!h->writer) return;
+  if (WriterShared(*h)) return;  // the last handle that writes ends the upload
   if (h->abandoned) return h->writer->Abort();  // unlinked while written: no object
   if (pending_) return SubmitUpload(h);
   Status s = CommitHandle(*h);

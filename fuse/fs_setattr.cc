@@ -33,24 +33,12 @@ Result<struct stat> Filesystem::SetAttr(Ino ino, const SetAttrRequest& request) 
       auto attrs = HeadFresh(*in);
       if (!attrs.ok()) return attrs.error();
       if (*request.size != attrs->size) {
-        if (*request.size != 0 || !config_.allow_overwrite) {
-          return MakeError(EPERM, "Truncate", "existing objects cannot be resized");
+        if (!config_.allow_overwrite) {
+          return MakeError(EPERM, "Truncate",
+                           "existing objects can only be resized with allow_overwrite");
         }
-        s3::PutObjectParams p;
-        p.bucket = in->bucket;
-        p.key = in->key;
-        auto r = client_->PutObject(p, {});
-        if (!r.ok()) {
-          spdlog::warn("PutObject (truncate) s3://{}/{}: {}", p.bucket, p.key,
-                       r.error().ToString());
-          return r.error();
-        }
-        if (meta_) meta_->Changed(in->bucket, in->key);
-        const ObjectAttrs emptied{0, std::chrono::system_clock::now(), r->etag,
-                                  std::chrono::steady_clock::now()};
-        inodes_.SetAttrs(ino, emptied);
-        const auto [dir_key, name] = cache::SplitParent(in->key);
-        names_.Wrote(in->bucket, dir_key, name, emptied);
+        auto resized = ResizeObject(*in, *attrs, *request.size);
+        if (!resized.ok()) return resized.error();
       }
     }
   }

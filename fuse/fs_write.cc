@@ -72,6 +72,9 @@ Status Filesystem::Flush(uint64_t fh, pid_t pid) {
   if (!h->written.load(std::memory_order_relaxed) || (pid != 0 && pid != h->opener)) {
     return Status::Ok();
   }
+  // Other descriptors still write the file: this close makes what it wrote
+  // durable, and the last one ends the upload.
+  if (WriterShared(*h)) return SyncHandle(*h);
   if (pending_) {  // --async-close: uploaded in the background from now on
     SubmitUpload(h);
     return Status::Ok();
@@ -83,7 +86,59 @@ Status Filesystem::Fsync(uint64_t fh) {
   auto h = GetFile(fh);
   if (h && h->lost) return LostWrites(h->bucket, h->key);
   if (!h || !h->writer || h->abandoned) return Status::Ok();  // unlinked: nothing to keep
-  return CommitHandle(*h);
+  return SyncHandle(*h);
+}
+
+bool Filesystem::WriterShared(const FileHandle& handle) const {
+  MutexLock lock(handles_mu_);
+  for (const auto& [fh, h] : files_) {
+    if (h.get() != &handle && h->writer == handle.writer) return true;
+  }
+  return false;
+}
+
+Status Filesystem::SyncHandle(FileHandle& h) {
+  auto r = h.writer->Sync();
+  if (!r.ok()) {
+    io_counters_.AddError();
+    return r.error();
+  }
+  if (h.abandoned) return Status::Ok();  // unlinked meanwhile: the last close drops it
+  ReplacedObject(h.bucket, h.key);
+  // The object now exists; the name stays local (its size is the writer's)
+  // until the last handle ends the upload.
+  ObjectAttrs attrs{r->size, std::chrono::system_clock::now(), r->etag,
+                    std::chrono::steady_clock::now()};
+  attrs.metadata_known = true;
+  const auto [dir_key, name] = cache::SplitParent(h.key);
+  names_.Wrote(h.bucket, dir_key, name, attrs);
+  if (meta_) meta_->Changed(h.bucket, h.key);
+  return Status::Ok();
+}
+
+Result<ObjectAttrs> Filesystem::ResizeObject(const InodeSnapshot& in, const ObjectAttrs& attrs,
+                                             uint64_t size) {
+  auto writer = writers_->CreateFrom(in.bucket, in.key, {attrs.etag, attrs.size});
+  if (!writer) return MakeError(EPERM, "Truncate", "existing objects cannot be resized");
+  if (Status s = writer->Truncate(size); !s.ok()) {
+    writer->Abort();
+    return s.error();
+  }
+  auto r = writer->Commit();
+  if (!r.ok()) {
+    spdlog::warn("truncate of s3://{}/{} to {} bytes: {}", in.bucket, in.key, size,
+                 r.error().ToString());
+    return r.error();
+  }
+  ReplacedObject(in.bucket, in.key);
+  if (meta_) meta_->Changed(in.bucket, in.key);
+  ObjectAttrs resized{r->size, std::chrono::system_clock::now(), r->etag,
+                      std::chrono::steady_clock::now()};
+  resized.metadata_known = true;
+  inodes_.SetAttrs(in.ino, resized);
+  const auto [dir_key, name] = cache::SplitParent(in.key);
+  names_.Wrote(in.bucket, dir_key, name, resized);
+  return resized;
 }
 
 }  // namespace bucketfs::fs

@@ -52,6 +52,13 @@ void LocalNamespace::MoveFile(const std::string& bucket, const std::string& key,
   files_[{to_bucket, to_key}] = std::move(moved);
 }
 
+std::shared_ptr<FileWriter> LocalNamespace::Writer(const std::string& bucket,
+                                                   const std::string& key) const {
+  MutexLock lock(mu_);
+  auto it = files_.find({bucket, key});
+  return it == files_.end() ? nullptr : it->second.writer;
+}
+
 std::optional<ObjectAttrs> LocalNamespace::FileAttrs(const std::string& bucket,
                                                      const std::string& key) const {
   MutexLock lock(mu_);

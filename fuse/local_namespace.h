@@ -37,6 +37,9 @@ class LocalNamespace {
   // its upload runs).
   void MoveFile(const std::string& bucket, const std::string& key, const std::string& to_bucket,
                 const std::string& to_key);
+  // The writer of a file being written, if `key` is one: other handles of
+  // the file read and write through it.
+  std::shared_ptr<FileWriter> Writer(const std::string& bucket, const std::string& key) const;
   // Attributes of a file being written, if `key` is one.
   std::optional<ObjectAttrs> FileAttrs(const std::string& bucket, const std::string& key) const;
 

@@ -3,6 +3,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "upload/rolling_upload.h"
 #include "upload/staged_upload.h"
 
 namespace bucketfs::fs {
@@ -10,18 +11,22 @@ namespace {
 
 class StagedWriter : public FileWriter {
  public:
-  explicit StagedWriter(std::unique_ptr<upload::StagedUpload> upload)
+  explicit StagedWriter(std::unique_ptr<upload::RollingUpload> upload)
       : upload_(std::move(upload)) {}
   Status Write(uint64_t offset, std::span<const std::byte> data) override {
     return upload_->Write(offset, data);
   }
   uint64_t size() const override { return upload_->size(); }
+  Result<size_t> Read(uint64_t offset, std::span<std::byte> dest) override {
+    return upload_->Read(offset, dest);
+  }
+  Result<CommittedObject> Sync() override { return upload_->Sync(); }
   Result<CommittedObject> Commit() override { return upload_->Commit(); }
   void Abort() override { upload_->Abort(); }
   Status Truncate(uint64_t size) override { return upload_->Truncate(size); }
 
  private:
-  const std::unique_ptr<upload::StagedUpload> upload_;
+  const std::unique_ptr<upload::RollingUpload> upload_;
 };
 
 // Stands in for a writer whose staging file could not be created.
@@ -56,7 +61,8 @@ class StagedWriterFactory : public FileWriterFactory {
       spdlog::error("s3://{}/{}: {}", bucket, key, upload.error().ToString());
       return std::make_unique<FailedWriter>(upload.error());
     }
-    return std::make_unique<StagedWriter>(std::move(*upload));
+    return std::make_unique<StagedWriter>(
+        std::make_unique<upload::RollingUpload>(ctx_, bucket, key, std::move(*upload)));
   }
 
   const upload::StagingContext ctx_;

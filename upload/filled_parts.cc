@@ -34,6 +34,13 @@ void FilledParts::Write(int i, uint64_t offset, std::span<const std::byte> data)
   f.end = std::max(f.end, offset + data.size());
 }
 
+void FilledParts::Read(int i, uint64_t offset, std::span<std::byte> dest) const {
+  const Fill& f = fills_.at(i);
+  const uint64_t held = offset < f.end ? std::min<uint64_t>(f.end - offset, dest.size()) : 0;
+  if (held > 0) std::memcpy(dest.data(), f.buf.data.get() + offset, held);
+  if (held < dest.size()) std::memset(dest.data() + held, 0, dest.size() - held);
+}
+
 FilledParts::Sent FilledParts::Take(int i, uint64_t len) {
   auto it = fills_.find(i);
   Fill f = std::move(it->second);

@@ -62,6 +62,10 @@ class FilledParts {
   // REQUIRES: Has(i); offset + data.size() within the part's size.
   void Write(int i, uint64_t offset, std::span<const std::byte> data);
 
+  // Copies the bytes `offset` bytes from the start of part `i` into `dest`;
+  // past what was written, zeros. REQUIRES: Has(i); within the part's size.
+  void Read(int i, uint64_t offset, std::span<std::byte> dest) const;
+
   // Part `i` goes out as its first `len` bytes.
   struct Sent {
     memory::PartBuffer body;         // size `len`; no longer a fill (FillSent)

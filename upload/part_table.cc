@@ -40,6 +40,13 @@ std::optional<uint64_t> PartTable::Materialize(int i, uint64_t start) {
   return start + p.prefix;
 }
 
+std::optional<uint64_t> PartTable::BaseFrom(int i, uint64_t start) const {
+  const Part* p = Find(i);
+  if (p == nullptr) return start;
+  if (p->materialized) return std::nullopt;
+  return start + p->prefix;
+}
+
 PartTable::Ready PartTable::FirstReady(const std::function<bool(int)>& ready) const {
   Ready r;
   for (int i : pending_) {

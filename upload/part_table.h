@@ -46,6 +46,10 @@ class PartTable {
   // fetch begin (past the in-order run from `start`), or nullopt when they
   // were staged already.
   std::optional<uint64_t> Materialize(int i, uint64_t start);
+  // Where part `i`'s bytes stop being staged (or filled) and the base
+  // object's begin: past its in-order run from `start`; nullopt once its
+  // base bytes are staged. A read finds the part's current bytes this way.
+  std::optional<uint64_t> BaseFrom(int i, uint64_t start) const;
 
   // The first pending part and how many pending parts follow it in order
   // while `ready` holds (from the lowest); next < 0: none is ready.

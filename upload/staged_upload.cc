@@ -81,7 +81,10 @@ Status StagedUpload::Truncate(uint64_t new_size) {
   const uint64_t lo = std::min(old_size, new_size);
   const uint64_t hi = std::max(old_size, new_size);
   const int first = layout_.IndexOf(lo), last = layout_.IndexOf(hi == 0 ? 0 : hi - 1);
-  if (lo < hi) {
+  // Cutting into a part no write touched keeps it as the base's bytes, to
+  // be copied server side up to the new end (the object's last part).
+  const bool keep_first = new_size < old_size && base_ && Untouched(first);
+  if (lo < hi && !keep_first) {
     if (Status s = Materialize(first); !s.ok()) return Fail(s.error());
   }
   // Rare (ftruncate while writing): parts filled in memory go to the
@@ -94,7 +97,7 @@ Status StagedUpload::Truncate(uint64_t new_size) {
   modified_ = true;
   {
     MutexLock done(done_mu_);
-    for (int i = first; i <= last; ++i) {
+    for (int i = keep_first ? first + 1 : first; i <= last; ++i) {
       parts_.Touch(i);
       parts_.Materialize(i, layout_.Start(i));  // its bytes are all in the staging file
     }

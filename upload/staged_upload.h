@@ -54,6 +54,11 @@
 //   without CRC32C and it will copy a part (at commit: an untouched copyable
 //   part; while writing: one before the latest write's).
 //
+// - Read serves the file's current bytes to readers of a file being
+//   written, without changing any part's state (an untouched part stays
+//   copyable): part buffers, the staging file, and the base object for
+//   what no write replaced.
+//
 // Commit is idempotent; after it Write fails with EBADF. Thread-safe.
 #pragma once
 
@@ -95,8 +100,14 @@ class StagedUpload {
   Status Write(uint64_t offset, std::span<const std::byte> data) EXCLUDES(mu_, done_mu_);
   // Bytes accepted so far: the size the file shows while it is written.
   uint64_t size() const { return size_.load(std::memory_order_acquire); }
-  // Sets the file's size (ftruncate while writing).
+  // Sets the file's size (ftruncate while writing). Shrinking leaves a part
+  // no write touched untouched, so it is still copied server side.
   Status Truncate(uint64_t new_size) EXCLUDES(mu_, done_mu_);
+  // The file's bytes as written so far (staged_upload_read.cc): from part
+  // buffers, the staging file and, for bytes no write replaced, the base
+  // object (a ranged GET of its pinned ETag). Returns the bytes read (short
+  // only at the end). EBADF once committed.
+  Result<size_t> Read(uint64_t offset, std::span<std::byte> dest) EXCLUDES(mu_, done_mu_);
   Result<CommittedObject> Commit() EXCLUDES(mu_, done_mu_);
   // Drops the upload: no object is created, multipart parts are discarded.
   void Abort() EXCLUDES(mu_, done_mu_);
@@ -121,6 +132,10 @@ class StagedUpload {
   bool ExtendsPrefix(int i, uint64_t lo, uint64_t hi) REQUIRES(mu_) EXCLUDES(done_mu_);
   Status Materialize(int i) REQUIRES(mu_) EXCLUDES(done_mu_);
   std::optional<Error> StickyError() EXCLUDES(done_mu_);
+  // Reading (staged_upload_read.cc).
+  Status ReadPart(int i, uint64_t at, std::span<std::byte> dest) REQUIRES(mu_) EXCLUDES(done_mu_);
+  Status ReadWritten(int i, uint64_t at, std::span<std::byte> dest) REQUIRES(mu_)
+      EXCLUDES(done_mu_);
 
   // Sending parts (staged_upload_parts.cc). The tasks run on the runner and
   // the stager, and completions on the client's threads: they take only
