@@ -41,6 +41,9 @@ class FileWriter {
   virtual Result<size_t> Read(uint64_t /*offset*/, std::span<std::byte> /*dest*/) {
     return MakeError(EBADF, "WriteOnly", "file is open for writing only");
   }
+  // Reads may need the object in S3 (opened over it, or synced): an unlink
+  // keeps it until the last close.
+  virtual bool ReadsObject() const { return false; }
   // Writers that cannot keep writing after it commit for good.
   virtual Result<CommittedObject> Sync() { return Commit(); }
   virtual Result<CommittedObject> Commit() = 0;

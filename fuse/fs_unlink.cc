@@ -4,8 +4,9 @@
 // S3 holds one object per key and no link count, so "open but unlinked" is
 // kept here: read handles keep the object they pinned (its ETag) in S3 until
 // the last of them closes, while lookups and listings of this mount no longer
-// show the name; a file being written is not uploaded at all (its upload is
-// abandoned at the last close). A crash in between leaves the object in S3:
+// show the name; a file being written gets no new version (its upload is
+// abandoned at the last close), and what its fsyncs made (or the object it
+// was opened over) goes at the last close too. A crash in between leaves the object in S3:
 // data is never lost by accident, only kept too long.
 #include <spdlog/spdlog.h>
 
@@ -31,14 +32,17 @@ Status Filesystem::Unlink(Ino parent, const std::string& name) {
     MutexLock lock(handles_mu_);
     for (auto& [fh, h] : files_) {
       if (h->bucket != dir->bucket || h->key != key) continue;
-      if (h->writer) {
-        // Its upload is abandoned at the last close: no object appears.
-        if (writing && !h->abandoned.exchange(true)) {
-          local_.RemoveFile(h->bucket, h->key, h->writer.get());
-        }
-      } else if (h->reader && !h->unlinked) {
+      if (h->writer && writing && !h->abandoned.exchange(true)) {
+        // Its upload is abandoned at the last close: no new version appears.
+        local_.RemoveFile(h->bucket, h->key, h->writer.get());
+      }
+      const FileWriter* w = h->writer ? h->writer.get() : h->source.get();
+      if ((h->reader || (w && w->ReadsObject())) && !h->unlinked) {
+        // The object stays while the handle may read it (a writer reads the
+        // version it builds on, or the one an fsync made): "" for whatever
+        // version a writer left.
         if (!kept) kept = std::make_shared<UnlinkedObject>(UnlinkedObject{dir->bucket, key});
-        kept->etags.insert(h->etag);
+        kept->etags.insert(h->reader ? h->etag : std::string());
         ++kept->open;
         h->unlinked = kept;
       }

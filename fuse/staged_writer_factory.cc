@@ -20,6 +20,7 @@ class StagedWriter : public FileWriter {
   Result<size_t> Read(uint64_t offset, std::span<std::byte> dest) override {
     return upload_->Read(offset, dest);
   }
+  bool ReadsObject() const override { return upload_->ReadsObject(); }
   Result<CommittedObject> Sync() override { return upload_->Sync(); }
   Result<CommittedObject> Commit() override { return upload_->Commit(); }
   void Abort() override { upload_->Abort(); }
@@ -56,13 +57,14 @@ class StagedWriterFactory : public FileWriterFactory {
  private:
   std::unique_ptr<FileWriter> Make(const std::string& bucket, const std::string& key,
                                    std::optional<BaseObject> base) {
+    const bool over_base = base.has_value();
     auto upload = upload::StagedUpload::Open(ctx_, bucket, key, std::move(base));
     if (!upload.ok()) {
       spdlog::error("s3://{}/{}: {}", bucket, key, upload.error().ToString());
       return std::make_unique<FailedWriter>(upload.error());
     }
     return std::make_unique<StagedWriter>(
-        std::make_unique<upload::RollingUpload>(ctx_, bucket, key, std::move(*upload)));
+        std::make_unique<upload::RollingUpload>(ctx_, bucket, key, std::move(*upload), over_base));
   }
 
   const upload::StagingContext ctx_;

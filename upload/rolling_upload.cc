@@ -8,10 +8,11 @@
 namespace bucketfs::upload {
 
 RollingUpload::RollingUpload(const StagingContext& context, std::string bucket, std::string key,
-                             std::unique_ptr<StagedUpload> first)
+                             std::unique_ptr<StagedUpload> first, bool over_base)
     : ctx_(context),
       bucket_(std::move(bucket)),
       key_(std::move(key)),
+      over_base_(over_base),
       size_(first->size()),
       current_(std::move(first)) {}
 
@@ -34,6 +35,11 @@ Status RollingUpload::Truncate(uint64_t size) {
   Status s = (*current)->Truncate(size);
   size_.store((*current)->size(), std::memory_order_release);
   return s;
+}
+
+bool RollingUpload::ReadsObject() const {
+  MutexLock lock(mu_);
+  return over_base_ || last_.has_value();
 }
 
 Result<size_t> RollingUpload::Read(uint64_t offset, std::span<std::byte> dest) {

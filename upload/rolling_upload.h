@@ -33,10 +33,10 @@ namespace bucketfs::upload {
 
 class RollingUpload {
  public:
-  // The series of s3://bucket/key that starts as `first` (over `base`, or
-  // a new file when empty).
+  // The series of s3://bucket/key that starts as `first`; `over_base`: it
+  // was opened over the object as it is (not a new file or O_TRUNC).
   RollingUpload(const StagingContext& context, std::string bucket, std::string key,
-                std::unique_ptr<StagedUpload> first);
+                std::unique_ptr<StagedUpload> first, bool over_base);
   ~RollingUpload();
   RollingUpload(const RollingUpload&) = delete;
   RollingUpload& operator=(const RollingUpload&) = delete;
@@ -45,6 +45,9 @@ class RollingUpload {
   Status Truncate(uint64_t size) EXCLUDES(mu_);
   Result<size_t> Read(uint64_t offset, std::span<std::byte> dest) EXCLUDES(mu_);
   uint64_t size() const { return size_.load(std::memory_order_acquire); }
+  // Reads may need the object in S3: the file was opened over it, or a Sync
+  // made a version of it.
+  bool ReadsObject() const EXCLUDES(mu_);
 
   // Commits what was written since the last version (nothing when nothing
   // was: no request); the file stays writable.
@@ -63,9 +66,10 @@ class RollingUpload {
 
   const StagingContext ctx_;
   const std::string bucket_, key_;
+  const bool over_base_;
   std::atomic<uint64_t> size_{0};
 
-  Mutex mu_;
+  mutable Mutex mu_;
   std::unique_ptr<StagedUpload> current_ GUARDED_BY(mu_);  // null between versions
   std::optional<CommittedObject> last_ GUARDED_BY(mu_);     // the latest version in S3
   std::optional<Error> error_ GUARDED_BY(mu_);              // a version failed

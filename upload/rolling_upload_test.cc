@@ -18,7 +18,7 @@ using testing::StagedUploadTest;
 class RollingUploadTest : public StagedUploadTest {
  protected:
   std::unique_ptr<RollingUpload> Roll(const std::string& key) {
-    return std::make_unique<RollingUpload>(ctx_, kBucket, key, Make(key));
+    return std::make_unique<RollingUpload>(ctx_, kBucket, key, Make(key), false);
   }
   static std::string ReadAll(RollingUpload& w) {
     std::vector<std::byte> buf(w.size());
