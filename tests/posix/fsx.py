@@ -38,7 +38,8 @@ def parse_args(argv):
     ap.add_argument("--file", required=True, help="the file on the mount (created, truncated)")
     ap.add_argument("--bucket", required=True)
     ap.add_argument("--key", required=True, help="the file's key in the bucket")
-    ap.add_argument("--seed", type=int, default=None, help="default: from the clock (printed)")
+    ap.add_argument("--seed", type=int, default=None,
+                    help="default: from the clock (printed); with --replay, the log's")
     ap.add_argument("--ops", type=int, default=200)
     ap.add_argument("--max-len", type=parse_size, default=256 << 10, help="largest file size")
     ap.add_argument("--max-op", type=parse_size, default=64 << 10, help="largest op length")
@@ -47,7 +48,7 @@ def parse_args(argv):
     for name in CLASSES:
         ap.add_argument(f"--no-{name}", action="store_true", help=f"no {name} ops")
     args = ap.parse_args(argv)
-    if args.seed is None:
+    if args.seed is None and not args.replay:
         args.seed = int(time.time() * 1000) % 1_000_000
     args.max_op = min(args.max_op, args.max_len)
     args.classes = [n for n in CLASSES if not getattr(args, "no_" + n)]
@@ -71,32 +72,40 @@ def bucket_checker(bucket, key):
     return check
 
 
-def ops_of(args, target):
-    """The ops to run: drawn from the seed (sized for target's model), or read back from --replay."""
-    if args.replay:
-        with open(args.replay) as f:
-            for line in f:
-                if line.strip() and not line.startswith("#"):
-                    yield Op.parse(line)
-        return
+def read_log(path):
+    """The ops of a log this script wrote."""
+    with open(path) as f:
+        return [Op.parse(line) for line in f if line.strip() and not line.startswith("#")]
+
+
+def drawn(args, target):
+    """args.ops ops drawn from the seed, each sized for target's model as it is then."""
     rng = random.Random(args.seed)
-    for i in range(args.ops):
-        yield draw(rng, i, args.classes, len(target.model), args.max_len, args.max_op)
+    return (draw(rng, i, args.classes, len(target.model), args.max_len, args.max_op)
+            for i in range(args.ops))
 
 
-def main(argv):
-    args = parse_args(argv)
+def seed_of_log(path):
+    """The seed in the header of a log this script wrote, or None."""
+    with open(path) as f:
+        words = f.readline().split()
+    return int(words[words.index("--seed") + 1]) if "--seed" in words else None
+
+
+def run(args, check, out=print):
+    """Runs the ops on args.file with check(model, what) for the bucket; 0 if all passed, 1 if not."""
     log_path = args.log or f"/tmp/fsx-{os.getpid()}.log"
     classes = " ".join(f"--no-{n}" for n in CLASSES if n not in args.classes)
     header = (f"# fsx.py --seed {args.seed} --ops {args.ops} --max-len {args.max_len} "
               f"--max-op {args.max_op} {classes}".rstrip())
-    print(header.lstrip("# "))
-    target = Target(args.file, args.seed, bucket_checker(args.bucket, args.key))
+    out(header.lstrip("# "))
+    replayed = read_log(args.replay) if args.replay else None  # before the log is rewritten
     done, counts = [], {}
     with open(log_path, "w") as log:
         log.write(header + "\n")
         try:
-            for op in ops_of(args, target):
+            target = Target(args.file, args.seed, check)
+            for op in replayed if replayed is not None else drawn(args, target):
                 log.write(f"{op}\n")
                 log.flush()
                 done.append(op)
@@ -107,17 +116,23 @@ def main(argv):
             what = e if isinstance(e, Mismatch) else \
                 f"{errno.errorcode.get(e.errno, e.errno)} ({e.strerror}) from the mount"
             op = done[-1] if done else "opening the file"
-            print(f"FAIL at op {op} (seed {args.seed}): {what}")
-            print("last ops (INDEX NAME OFFSET LENGTH):")
+            out(f"FAIL at op {op} (seed {args.seed}): {what}")
+            out("last ops (INDEX NAME OFFSET LENGTH):")
             for o in done[-12:]:
-                print(f"  {o}")
-            print(f"op log: {log_path}; replay: fsx.py --file ... --bucket ... --key ... "
-                  f"--seed {args.seed} --replay {log_path}")
+                out(f"  {o}")
+            out(f"op log: {log_path}; replay it: fsx.py --file F --bucket B --key K --replay LOG")
             return 1
     summary = ", ".join(f"{counts.get(n, 0)} {n}" for n in CLASSES if n in args.classes)
-    print(f"ok: {len(done)} ops ({summary}); the object matched the model after every close"
-          + (" and fsync" if "fsync" in args.classes else ""))
+    out(f"ok: {len(done)} ops ({summary}); the object matched the model after every close"
+        + (" and fsync" if "fsync" in args.classes else ""))
     return 0
+
+
+def main(argv):
+    args = parse_args(argv)
+    if args.replay:
+        args.seed = seed_of_log(args.replay) if args.seed is None else args.seed
+    return run(args, bucket_checker(args.bucket, args.key))
 
 
 if __name__ == "__main__":
