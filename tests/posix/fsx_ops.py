@@ -6,6 +6,7 @@ seed and INDEX, so a log and its seed replay exactly."""
 import mmap
 import os
 import random
+import time
 
 PAGE = mmap.PAGESIZE
 # name -> weight in the random mix; every class can be turned off (fsx.py --no-NAME).
@@ -77,12 +78,19 @@ def first_difference(got, want):
 
 class Target:
     """The file under test through the mount, the model of its bytes, and
-    check(), which compares the bucket's object with the model."""
+    check(), which compares the bucket's object with the model.
 
-    def __init__(self, path, seed, check):
-        self.path, self.seed, self.check = path, seed, check
+    A descriptor that wrote no byte (it only truncated, or did nothing) is
+    completed by the kernel's release after close() returns (docs/SEMANTICS.md,
+    "Durability"): for those closes the object may take up to `settle`
+    seconds to match, and each such close is counted in `late`; 0 is strict."""
+
+    def __init__(self, path, seed, check, settle=0.0):
+        self.path, self.seed, self.check, self.settle = path, seed, check, settle
         self.model = bytearray()
+        self.late = 0
         self.fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+        self.wrote = False
 
     def apply(self, op):
         """Runs op on the file and the model; raises Mismatch or OSError."""
@@ -92,6 +100,7 @@ class Target:
         if offset > len(self.model):
             self.model.extend(bytes(offset - len(self.model)))
         self.model[offset:offset + len(data)] = data
+        self.wrote = True
 
     def do_write(self, op):
         os.lseek(self.fd, op.offset, os.SEEK_SET)
@@ -135,14 +144,29 @@ class Target:
     def do_reopen(self, op):
         self.close(f"after close ({op})")
         self.fd = os.open(self.path, os.O_RDWR)
+        self.wrote = False
 
     def close(self, what):
         """Closes the file, then compares the object in the bucket and a fresh read with the model."""
         fd, self.fd = self.fd, None
         os.close(fd)
-        self.check(self.model, "object " + what)
+        self.settled_check("object " + what, self.settle if not self.wrote else 0.0)
         with open(self.path, "rb") as f:
             self.expect_bytes(f.read(), self.model, "read through the mount " + what)
+
+    def settled_check(self, what, settle):
+        """check(), retried for up to settle seconds; a late match counts in self.late."""
+        deadline, tries = time.monotonic() + settle, 0
+        while True:
+            try:
+                self.check(self.model, what)
+                self.late += 1 if tries else 0
+                return
+            except Mismatch:
+                if time.monotonic() >= deadline:
+                    raise
+            tries += 1
+            time.sleep(0.05)
 
     def expect_count(self, got, want, op):
         if got != want:

@@ -58,7 +58,7 @@ def _(r, d):
     r.do("O_EXCL on existing", os.open, f, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     r.do("open missing", os.open, os.path.join(d, "missing"), os.O_RDONLY)
     r.do("create in missing dir", os.open, os.path.join(d, "no", "f"), os.O_WRONLY | os.O_CREAT, 0o644)
-    r.do("file used as dir", os.stat, os.path.join(f, "x"))
+    r.do("file used as dir", stat_of, os.path.join(f, "x"))
     r.do("open dir for writing", os.open, d, os.O_WRONLY)
 
 
@@ -142,7 +142,7 @@ def _(r, d):
     r.do("read 255 bytes", read_file, ok)
     r.do("listing", listing, d)
     r.do("create 256 bytes", write_file, too_long, b"x")
-    r.do("stat 256 bytes", os.stat, too_long)
+    r.do("stat 256 bytes", stat_of, too_long)
     r.do("mkdir 256 bytes", os.mkdir, too_long)
 
 

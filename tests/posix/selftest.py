@@ -63,7 +63,8 @@ class Conformance(unittest.TestCase):
 def fsx_args(d, seed, ops, **kw):
     return argparse.Namespace(file=os.path.join(d, "f"), seed=seed, ops=ops, max_len=256 << 10,
                            max_op=64 << 10, log=os.path.join(d, "log"),
-                           replay=kw.get("replay"), classes=kw.get("classes", list(CLASSES)))
+                           replay=kw.get("replay"), classes=kw.get("classes", list(CLASSES)),
+                              settle=0.0)
 
 
 def file_checker(path):
@@ -126,6 +127,32 @@ class Fsx(unittest.TestCase):
             status, text = quiet(fsx.run, a, stale_bucket)
         self.assertEqual(status, 1)
         self.assertIn("s3://b/k", text)
+
+
+class Settle(unittest.TestCase):
+    """Only a close of a descriptor that wrote nothing may see the object late."""
+
+    def lagging(self, ops, lag):
+        with tempfile.TemporaryDirectory() as d:
+            target = fsx.Target(os.path.join(d, "f"), 1, None, settle=2.0)
+            calls = [0]
+
+            def check(model, what):
+                calls[0] += 1
+                if calls[0] <= lag:
+                    raise Mismatch(f"{what}: not yet")
+            target.check = check
+            for op in ops:
+                target.apply(op)
+            target.close("at the end")
+            return target.late
+
+    def test_a_close_without_writes_may_lag(self):
+        self.assertEqual(self.lagging([fsx.Op(0, "truncate", 100)], lag=3), 1)
+
+    def test_a_close_after_a_write_may_not(self):
+        with self.assertRaises(Mismatch):
+            self.lagging([fsx.Op(0, "pwrite", 0, 10)], lag=1)
 
 
 class Programs(unittest.TestCase):
