@@ -34,6 +34,7 @@ from oplib import OPS, Recorder  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 KINDS = ("deliberate", "pending")
+BUG = "the operation raised"  # a step that marks a bug in the test, not an outcome
 
 
 def run_in_child(fn, d, timeout):
@@ -48,9 +49,9 @@ def run_in_child(fn, d, timeout):
             out = os.fdopen(wfd, "w", buffering=1)
             fn(Recorder(sink=lambda line: out.write(json.dumps(line) + "\n")), d)
             out.flush()
-        except BaseException as e:  # a bug in an operation: reported as its outcome
+        except BaseException as e:  # a bug in the operation itself, reported by the parent
             try:
-                os.write(wfd, (json.dumps(f"exception {type(e).__name__}: {e}") + "\n").encode())
+                os.write(wfd, (json.dumps(f"{BUG} {type(e).__name__}: {e}") + "\n").encode())
             except OSError:
                 pass
             status = 3
@@ -150,6 +151,10 @@ def main(argv):
                 results.append([f"mkdir of its directory: {errno.errorcode.get(e.errno, e.errno)}"])
                 continue
             results.append(run_in_child(OPS[name], d, args.timeout))
+        bugs = [s for steps in results for s in steps if s.startswith(BUG)]
+        if bugs:
+            print(f"BUG in operation {name} (fix the test): {bugs[0]}")
+            return 2
         if results[0] == results[1]:
             same.append(name)
         else:

@@ -75,7 +75,7 @@ class Recorder:
         except OSError as e:
             self.add(f"{label}: {errno.errorcode.get(e.errno, e.errno)}")
             return FAILED
-        except Exception as e:  # mmap's ValueError on an empty file, say: still an outcome
+        except (ValueError, BufferError) as e:  # mmap's on an empty file: still an outcome
             self.add(f"{label}: {type(e).__name__}: {e}")
             return FAILED
         self.add(f"{label}: {show(value)}")

@@ -4,7 +4,7 @@ keeps writing, a shell's duplicated descriptor, unlink and rename of open
 files. Each runs in a fresh directory d (see oplib.py)."""
 import os
 
-from oplib import op, pattern, read_at, read_file
+from oplib import op, pattern, pwrite_all, read_at, read_file
 from ops_data import existing
 
 

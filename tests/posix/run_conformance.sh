@@ -19,7 +19,7 @@ mkdir -p "$TMP/local"
 
 # s3rver dies on keys of 255 bytes or more: names that long are tested on s3sim.
 SKIP_OPS=()
-[[ "$SERVER" == s3rver ]] && SKIP_OPS=(--skip long_names,long_path,path_over_1024_bytes)
+[[ "$SERVER" == s3rver ]] && SKIP_OPS=(--skip "long_names,long_path,path_over_1024_bytes")
 
 case "$PEER" in
   "")

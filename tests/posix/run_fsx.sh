@@ -14,16 +14,16 @@ shift || true
 setup_bucket e2e-fsx
 check "mount" mount_bucket "$MNT" "s3://$BUCKET" --allow-overwrite --allow-delete
 
-fsx() {
-  python3 "$POSIX_DIR/fsx.py" --file "$MNT/fsx.bin" --bucket "$BUCKET" --key fsx.bin \
-    --log "$TMP/fsx.log" "$@" && return 0
-  local seed
+status=0
+timeout $((E2E_BUDGET - 30)) python3 "$POSIX_DIR/fsx.py" --file "$MNT/fsx.bin" --bucket "$BUCKET" \
+  --key fsx.bin --log "$TMP/fsx.log" "$@" || status=$?
+if [[ $status -eq 0 ]]; then
+  echo "ok   fsx: the file and the object match the model"
+else
   seed=$(sed -n 's/^# fsx.py --seed \([0-9]*\).*/\1/p' "$TMP/fsx.log")
   cp "$TMP/fsx.log" "/tmp/fsx-$SERVER-seed$seed.log" && echo "op log kept: /tmp/fsx-$SERVER-seed$seed.log"
-  return 1
-}
-check "fsx: the file and the object match the model" timeout $((E2E_BUDGET - 30)) bash -c \
-  "$(declare -f fsx); POSIX_DIR='$POSIX_DIR' MNT='$MNT' BUCKET='$BUCKET' TMP='$TMP' SERVER='$SERVER' fsx \"\$@\"" \
-  fsx "$@"
+  echo "FAIL fsx (status $status)"
+  FAILURES=$((FAILURES + 1))
+fi
 check "unmount" unmount "$MNT"
 finish

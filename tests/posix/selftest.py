@@ -51,6 +51,19 @@ class Conformance(unittest.TestCase):
         self.assertEqual(status, 1)
         self.assertIn("NOW SAME", text)
 
+    def test_an_operation_that_raises_is_a_bug_not_an_outcome(self):
+        def buggy(r, d):
+            r.do("a step", len, None)  # TypeError: the same on both sides, yet a bug
+        conformance.OPS["buggy"] = buggy
+        try:
+            with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
+                status, text = quiet(conformance.main, ["--local", a, "--mount", b, "--only", "buggy",
+                                                        "--report-only"])
+        finally:
+            del conformance.OPS["buggy"]
+        self.assertEqual(status, 2)
+        self.assertIn("BUG in operation buggy", text)
+
     def test_the_list_names_only_known_operations(self):
         expected = conformance.read_expected(os.path.join(HERE, "expected_differences"))
         for name in expected:
