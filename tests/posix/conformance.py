@@ -9,11 +9,11 @@ Accepted differences are listed in expected_differences (beside this
 script), each "deliberate" (an alternative docs/SEMANTICS.md documents) or
 "pending" (work under way is to remove it). Exit status 1 if an operation
 differs that is not listed, or a listed one no longer differs (remove its
-line); 0 otherwise. --report-only prints the figures and exits 0 (for
-comparing other file systems).
+line); 2 if an operation raised (a bug of the test); 0 otherwise.
+--report-only prints the figures and exits 0 (for other file systems).
 
-Usage: conformance.py --local DIR --mount DIR [--only NAME,...]
-                      [--expected FILE | --report-only] [--timeout SECONDS]
+Usage: conformance.py --local DIR --mount DIR [--only NAME,...] [--skip NAME,...]
+                      [--expected FILE | --report-only] [--timeout SECONDS] [--list]
 Each operation runs in a forked child with a timeout, so a hung or crashed
 operation (SIGBUS on a mapping) is an outcome, not the end of the run."""
 import argparse

@@ -37,10 +37,24 @@ class Failed:
 FAILED = Failed()
 
 
+class Fd(int):
+    """A descriptor: recorded as "fd", since its number says nothing about the file system."""
+
+
+def open_fd(path, flags, mode=0o644):
+    return Fd(os.open(path, flags, mode))
+
+
+def dup_fd(fd):
+    return Fd(os.dup(fd))
+
+
 def show(value):
     """Text for a step's value: bytes as text or a digest, ints as decimal."""
     if value is None:
         return "ok"
+    if isinstance(value, Fd):
+        return "fd"
     if isinstance(value, (bytes, bytearray)):
         value = bytes(value)
         if len(value) <= 48:

@@ -4,7 +4,7 @@ in a fresh directory d (see oplib.py)."""
 import os
 import stat
 
-from oplib import listing, lstat_of, op, read_file, stat_of, write_file
+from oplib import listing, lstat_of, op, open_fd, read_file, stat_of, write_file
 
 
 def mode_bits(path):
@@ -55,11 +55,11 @@ def _(r, d):
 def _(r, d):
     f = os.path.join(d, "f")
     r.do("create", write_file, f, b"x")
-    r.do("O_EXCL on existing", os.open, f, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    r.do("open missing", os.open, os.path.join(d, "missing"), os.O_RDONLY)
-    r.do("create in missing dir", os.open, os.path.join(d, "no", "f"), os.O_WRONLY | os.O_CREAT, 0o644)
+    r.do("O_EXCL on existing", open_fd, f, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    r.do("open missing", open_fd, os.path.join(d, "missing"), os.O_RDONLY)
+    r.do("create in missing dir", open_fd, os.path.join(d, "no", "f"), os.O_WRONLY | os.O_CREAT, 0o644)
     r.do("file used as dir", stat_of, os.path.join(f, "x"))
-    r.do("open dir for writing", os.open, d, os.O_WRONLY)
+    r.do("open dir for writing", open_fd, d, os.O_WRONLY)
 
 
 @op("unlink_file")
@@ -163,7 +163,7 @@ def _(r, d):
     for i in range(11):
         p = os.path.join(p, f"{i:02d}" + "q" * 98)
     r.do("makedirs", os.makedirs, p)
-    fd = r.do("create", os.open, os.path.join(p, "f"), os.O_WRONLY | os.O_CREAT, 0o644)
+    fd = r.do("create", open_fd, os.path.join(p, "f"), os.O_WRONLY | os.O_CREAT, 0o644)
     r.do("write", os.write, fd, b"deep")
     r.do("close", os.close, fd)
     r.do("read", read_file, os.path.join(p, "f"))
@@ -208,7 +208,7 @@ def _(r, d):
     r.do("symlink to missing", os.symlink, "/nonexistent/x", link)
     r.do("readlink", os.readlink, link)
     r.do("lstat", lstat_of, link)
-    r.do("open through", os.open, link, os.O_RDONLY)
+    r.do("open through", open_fd, link, os.O_RDONLY)
     r.do("create f", write_file, os.path.join(d, "f"), b"x")
     r.do("symlink onto existing", os.symlink, "x", os.path.join(d, "f"))
     r.do("readlink of a file", os.readlink, os.path.join(d, "f"))
@@ -258,6 +258,6 @@ def _(r, d):
 @op("fsync_directory")
 def _(r, d):
     r.do("create", write_file, os.path.join(d, "f"), b"x")
-    fd = r.do("open the directory", os.open, d, os.O_RDONLY | os.O_DIRECTORY)
+    fd = r.do("open the directory", open_fd, d, os.O_RDONLY | os.O_DIRECTORY)
     r.do("fsync", os.fsync, fd)
     r.do("close", os.close, fd)
