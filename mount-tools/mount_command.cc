@@ -78,11 +78,11 @@ void SetReadBudget(fs::FsConfig& config) {
   spdlog::info("{}", budget.explanation);
 }
 
-// The control socket of this mount (`bucketfs status`); none, with a warning,
+// The control socket of this mount (`bucketfs status`, `bucketfs upgrade`); none, with a warning,
 // when it cannot be made: the mount works without it.
 std::unique_ptr<ControlServer> StartControlSocket(const MountOptions& options,
                                                   const metrics::Registry& registry,
-                                                  MountUpgrade* upgrade) {
+                                                  MountUpgrade& upgrade) {
   const std::string dir = ControlSocketDir();
   if (Status s = MakeControlSocketDir(dir); !s.ok()) {
     spdlog::warn("no control socket (bucketfs status will not see this mount): {}",
@@ -101,11 +101,9 @@ std::unique_ptr<ControlServer> StartControlSocket(const MountOptions& options,
       "status", [&registry, id](const ControlRequest&, int) -> Result<ControlAnswer> {
         return ControlAnswer(StatusSnapshotText(registry, id, std::chrono::steady_clock::now()));
       });
-  if (upgrade != nullptr) {
-    (*server)->Register("handover", [upgrade](const ControlRequest& r, int stop_fd) {
-      return upgrade->Handle(r, stop_fd);
-    });
-  }
+  (*server)->Register("handover", [&upgrade](const ControlRequest& r, int stop_fd) {
+    return upgrade.Handle(r, stop_fd);
+  });
   (*server)->Start();
   spdlog::info("control socket {}", (*server)->path());
   return std::move(*server);
@@ -166,7 +164,7 @@ int Serve(const MountOptions& options, const s3::ClientConfig& client_config, co
     spdlog::info("metrics at http://{}:{}/metrics", options.metrics_addr->host,
                  metrics_server->port());
   }
-  std::unique_ptr<ControlServer> control = StartControlSocket(options, registry, &upgrade);
+  std::unique_ptr<ControlServer> control = StartControlSocket(options, registry, upgrade);
   // Declared after the filesystem: its thread reads the counters until Stop.
   const SystemdNotifier systemd =
       options.fuse.foreground ? SystemdNotifier() : SystemdNotifier::Disabled();

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "base/strings.h"
 #include "mount-tools/systemd_fd_store.h"
 
 namespace bucketfs::tools {
@@ -50,18 +51,12 @@ Result<std::string> Unhex(std::string_view s) {
   return out;
 }
 
-// A /proc file of NUL-separated strings (cmdline, environ).
+// A /proc file of NUL-terminated strings (cmdline, environ).
 std::vector<std::string> ReadNulList(const char* path) {
   std::ifstream in(path, std::ios::binary);
   const std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::vector<std::string> out;
-  size_t start = 0;
-  while (start < all.size()) {
-    size_t end = all.find('\0', start);
-    if (end == std::string::npos) end = all.size();
-    out.push_back(all.substr(start, end - start));
-    start = end + 1;
-  }
+  for (std::string_view item : base::Split(all, '\0')) out.emplace_back(item);
   return out;
 }
 
@@ -73,12 +68,8 @@ Result<std::map<std::string, int>> TakeUpgradeFds() {
   if (raw == nullptr) return out;
   const std::string value = raw;
   ::unsetenv(kTakeoverFdsEnv);
-  size_t start = 0;
-  while (start < value.size()) {
-    size_t end = value.find(',', start);
-    if (end == std::string::npos) end = value.size();
-    const std::string item = value.substr(start, end - start);
-    start = end + 1;
+  for (std::string_view piece : base::Split(value, ',')) {
+    const std::string item(piece);
     const size_t eq = item.find('=');
     char* tail = nullptr;
     const long fd = eq == std::string::npos ? -1 : std::strtol(item.c_str() + eq + 1, &tail, 10);
@@ -102,16 +93,11 @@ std::string FormatUpgradeHandoff(const UpgradeHandoff& h) {
 
 Result<UpgradeHandoff> ParseUpgradeHandoff(const std::string& body) {
   UpgradeHandoff h;
-  size_t start = 0;
-  while (start < body.size()) {
-    size_t end = body.find('\n', start);
-    if (end == std::string::npos) end = body.size();
-    const std::string line = body.substr(start, end - start);
-    start = end + 1;
+  for (std::string_view line : base::Split(body, '\n')) {
     const size_t eq = line.find('=');
-    if (eq == std::string::npos) continue;
-    const std::string key = line.substr(0, eq);
-    auto value = Unhex(std::string_view(line).substr(eq + 1));
+    if (eq == std::string_view::npos) continue;
+    const std::string_view key = line.substr(0, eq);
+    auto value = Unhex(line.substr(eq + 1));
     if (!value.ok()) return value.error();
     if (key == "cwd") h.cwd = *value;
     if (key == "arg") h.args.push_back(*value);

@@ -11,7 +11,8 @@ namespace bucketfs::tools {
 namespace {
 
 TEST(UpgradeHandoffTest, RoundTripsAnyByteButNul) {
-  UpgradeHandoff h{"/home/a b", {"bucketfs", "s3://b", "/mnt/x y\n=", "-o", "ro"},
+  UpgradeHandoff h{"/home/a b",
+                   {"bucketfs", "s3://b", "/mnt/x y\n=", "-o", "ro"},
                    {"AWS_REGION=eu-west-1", "ODD=\x01\xff"}};
   auto parsed = ParseUpgradeHandoff(FormatUpgradeHandoff(h));
   ASSERT_TRUE(parsed.ok()) << parsed.error().message;

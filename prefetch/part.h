@@ -53,7 +53,9 @@ class Part {
   std::span<std::byte> fetch_buffer() { return {data_.get(), size_}; }
   // REQUIRES: ready(); [off, off + len) within the part. Counts as served.
   std::span<const std::byte> bytes(uint64_t off, uint64_t len) const {
-    served_.store(true, std::memory_order_relaxed);
+    // Read first: parts are shared by reader threads, and a store on every
+    // read would bounce the line between their cores.
+    if (!served_.load(std::memory_order_relaxed)) served_.store(true, std::memory_order_relaxed);
     return {data_.get() + (off - offset_), len};
   }
 
