@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string_view>
+#include <vector>
 
 namespace bucketfs::base {
 
@@ -14,5 +15,11 @@ inline constexpr std::string_view kSpaceOrTab = " \t";
 
 // `s` without its leading and trailing characters from `chars`.
 std::string_view Trim(std::string_view s, std::string_view chars = kWhitespace);
+
+// The pieces of `s` between `delim`s, empty ones included, except that a
+// final delimiter ends the last piece rather than starting an empty one
+// ("a,,b," -> {"a", "", "b"}; "" -> {}): lists written one item per line,
+// or NUL-terminated as in /proc.
+std::vector<std::string_view> Split(std::string_view s, char delim);
 
 }  // namespace bucketfs::base

@@ -35,5 +35,14 @@ TEST(TrimTest, GivenCharactersOnly) {
   EXPECT_EQ(Trim(" \t ", kSpaceOrTab), "");
 }
 
+TEST(SplitTest, KeepsEmptyPiecesButNotAfterAFinalDelimiter) {
+  using V = std::vector<std::string_view>;
+  EXPECT_EQ(Split("a,,b,", ','), (V{"a", "", "b"}));
+  EXPECT_EQ(Split("a,b", ','), (V{"a", "b"}));
+  EXPECT_EQ(Split(",a", ','), (V{"", "a"}));
+  EXPECT_EQ(Split("", ','), V{});
+  EXPECT_EQ(Split(std::string_view("x\0y\0", 4), '\0'), (V{"x", "y"}));
+}
+
 }  // namespace
 }  // namespace bucketfs::base

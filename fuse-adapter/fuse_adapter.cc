@@ -355,8 +355,8 @@ fuse_lowlevel_ops MakeOps() {
   ops.unlink = Timed<FuseOp::kUnlink, Unlink>::Call;
   ops.rename = Timed<FuseOp::kRename, Rename>::Call;
   // Not timed yet: FuseOp has no entries for them (fuse_observer.h).
-  ops.symlink = Symlink;
-  ops.readlink = ReadLink;
+  ops.symlink = Timed<FuseOp::kSymlink, Symlink>::Call;
+  ops.readlink = Timed<FuseOp::kReadLink, ReadLink>::Call;
   return ops;
 }
 

@@ -34,8 +34,10 @@ enum class FuseOp : uint8_t {
   kRmdir,
   kUnlink,
   kRename,
+  kSymlink,
+  kReadLink,
 };
-inline constexpr int kFuseOpCount = static_cast<int>(FuseOp::kRename) + 1;
+inline constexpr int kFuseOpCount = static_cast<int>(FuseOp::kReadLink) + 1;
 
 // "lookup", "read", "readdirplus", ...: label values.
 std::string_view FuseOpName(FuseOp op);

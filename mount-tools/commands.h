@@ -20,6 +20,9 @@ int RunSyncCommand(int argc, char** argv);
 // bucketfs status [--once] [MOUNTPOINT]   (status_command.cc)
 int RunStatusCommand(int argc, char** argv);
 
+// bucketfs upgrade MOUNTPOINT   (upgrade_command.cc)
+int RunUpgradeCommand(int argc, char** argv);
+
 // bucketfs s3://BUCKET[/PREFIX] MOUNTPOINT [options]   (mount_command.cc)
 int RunMountCommand(int argc, char** argv);
 

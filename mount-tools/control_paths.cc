@@ -79,4 +79,12 @@ std::string ControlSocketPath(const std::string& dir, std::string_view mountpoin
   return dir + "/" + EscapeMountpoint(mountpoint) + ".sock";
 }
 
+std::string CanonicalPath(const std::string& path) {
+  char* real = ::realpath(path.c_str(), nullptr);
+  if (real == nullptr) return path;
+  std::string out = real;
+  std::free(real);  // NOLINT(cppcoreguidelines-no-malloc): realpath's buffer
+  return out;
+}
+
 }  // namespace bucketfs::tools

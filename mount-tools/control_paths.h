@@ -25,6 +25,10 @@ Status MakeControlSocketDir(const std::string& dir);
 std::string EscapeMountpoint(std::string_view path);
 std::string UnescapeMountpoint(std::string_view name);
 
+// `path` with symlinks resolved (as the daemon saw its mountpoint); `path`
+// itself when it cannot be resolved.
+std::string CanonicalPath(const std::string& path);
+
 // <dir>/<escaped>.sock
 std::string ControlSocketPath(const std::string& dir, std::string_view mountpoint);
 

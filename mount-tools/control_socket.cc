@@ -1,7 +1,6 @@
 #include "mount-tools/control_socket.h"
 
 #include <poll.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -9,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 namespace bucketfs::tools {
 namespace {
@@ -41,14 +41,60 @@ Result<int> Connect(const std::string& path) {
   return fd;
 }
 
-bool WriteAll(int fd, std::string_view data) {
+// Sends all of `data`; the first chunk carries `fds` (SCM_RIGHTS), if any.
+bool SendAll(int fd, std::string_view data, const std::vector<int>& fds) {
+  bool fds_sent = fds.empty();
   while (!data.empty()) {
-    const ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
+    iovec iov{const_cast<char*>(data.data()), data.size()};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    std::vector<char> control;
+    if (!fds_sent) {
+      control.resize(CMSG_SPACE(sizeof(int) * fds.size()));
+      msg.msg_control = control.data();
+      msg.msg_controllen = control.size();
+      cmsghdr* c = CMSG_FIRSTHDR(&msg);
+      c->cmsg_level = SOL_SOCKET;
+      c->cmsg_type = SCM_RIGHTS;
+      c->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
+      std::memcpy(CMSG_DATA(c), fds.data(), sizeof(int) * fds.size());
+    }
+    const ssize_t n = ::sendmsg(fd, &msg, MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return false;
+    fds_sent = true;
     data.remove_prefix(static_cast<size_t>(n));
   }
   return true;
+}
+
+// Receives what is there; descriptors that came with it go to `fds`.
+ssize_t ReceiveSome(int fd, char* buf, size_t size, std::vector<int>& fds) {
+  iovec iov{buf, size};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 8)];
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof(control);
+  const ssize_t n = ::recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+  if (n < 0) return n;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    const size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (size_t i = 0; i < count; ++i) {
+      int received = -1;
+      std::memcpy(&received, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+      fds.push_back(received);
+    }
+  }
+  return n;
+}
+
+void CloseAll(std::vector<int>& fds) {
+  for (int fd : fds) ::close(fd);
+  fds.clear();
 }
 
 }  // namespace
@@ -75,23 +121,19 @@ Result<std::unique_ptr<ControlServer>> ControlServer::Listen(const std::string& 
     ::close(fd);
     return MakeError(e, "ControlSocket", path + ": " + std::strerror(e));
   }
-  const int wake = ::eventfd(0, EFD_CLOEXEC);
-  if (wake < 0) {
-    const int e = errno;
-    ::close(fd);
+  auto loop = AcceptLoop::Create(fd);
+  if (!loop.ok()) {
     ::unlink(path.c_str());
-    return MakeError(e, "ControlSocket", std::string("eventfd: ") + std::strerror(e));
+    return loop.error();
   }
-  return std::unique_ptr<ControlServer>(new ControlServer(path, fd, wake));
+  return std::unique_ptr<ControlServer>(new ControlServer(path, std::move(*loop)));
 }
 
-ControlServer::ControlServer(std::string path, int listen_fd, int wake_fd)
-    : path_(std::move(path)), listen_fd_(listen_fd), wake_fd_(wake_fd) {}
+ControlServer::ControlServer(std::string path, std::unique_ptr<AcceptLoop> loop)
+    : path_(std::move(path)), loop_(std::move(loop)) {}
 
 ControlServer::~ControlServer() {
   Stop();
-  ::close(listen_fd_);
-  ::close(wake_fd_);
   ::unlink(path_.c_str());
 }
 
@@ -101,37 +143,16 @@ void ControlServer::Register(const std::string& command, Handler handler) {
 
 void ControlServer::Start() {
   if (handlers_.find("help") == handlers_.end()) {
-    Register("help", [this](const ControlRequest&, int) -> Result<std::string> {
+    Register("help", [this](const ControlRequest&, int) -> Result<ControlAnswer> {
       std::string out;
       for (const auto& [name, unused] : handlers_) out += "command=" + name + "\n";
-      return out;
+      return ControlAnswer(out);
     });
   }
-  thread_ = std::thread([this] { Serve(); });
+  loop_->Start([this](int fd) { Converse(fd); });
 }
 
-void ControlServer::Stop() {
-  if (!thread_.joinable()) return;
-  const uint64_t one = 1;
-  (void)!::write(wake_fd_, &one, sizeof(one));
-  thread_.join();
-}
-
-void ControlServer::Serve() {
-  for (;;) {
-    pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
-    if (::poll(fds, 2, -1) < 0) {
-      if (errno == EINTR) continue;
-      return;
-    }
-    if (fds[1].revents != 0) return;
-    if ((fds[0].revents & POLLIN) == 0) continue;
-    const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-    if (fd < 0) continue;
-    Converse(fd);
-    ::close(fd);
-  }
-}
+void ControlServer::Stop() { loop_->Stop(); }
 
 void ControlServer::Converse(int fd) {
   std::string pending;
@@ -141,10 +162,13 @@ void ControlServer::Converse(int fd) {
     while ((eol = pending.find('\n')) != std::string::npos) {
       const std::string line = pending.substr(0, eol);
       pending.erase(0, eol + 1);
-      if (!WriteAll(fd, Dispatch(line, fd))) return;
+      Result<ControlAnswer> answer = Dispatch(line);
+      const std::string text =
+          FormatControlReply(answer.ok() ? Result<std::string>(answer->body) : answer.error());
+      if (!SendAll(fd, text, answer.ok() ? answer->fds : std::vector<int>())) return;
     }
     if (pending.size() > kMaxLine) return;
-    pollfd p[2] = {{fd, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+    pollfd p[2] = {{fd, POLLIN, 0}, {loop_->stop_fd(), POLLIN, 0}};
     if (::poll(p, 2, kIdleTimeoutMs) <= 0 || p[1].revents != 0) return;
     const ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
     if (n <= 0) return;
@@ -152,35 +176,58 @@ void ControlServer::Converse(int fd) {
   }
 }
 
-std::string ControlServer::Dispatch(const std::string& line, int fd) {
+Result<ControlAnswer> ControlServer::Dispatch(const std::string& line) {
   auto request = ParseControlLine(line);
-  if (!request.ok()) return FormatControlReply(request.error());
+  if (!request.ok()) return request.error();
   auto it = handlers_.find(request->command);
   if (it == handlers_.end()) {
-    return FormatControlReply(MakeError(EINVAL, "UnknownCommand",
-                                        "unknown command '" + request->command + "' (try help)"));
+    return MakeError(EINVAL, "UnknownCommand",
+                     "unknown command '" + request->command + "' (try help)");
   }
-  return FormatControlReply(it->second(*request, fd));
+  return it->second(*request, loop_->stop_fd());
 }
 
-Result<std::string> SendControlCommand(const std::string& path, const std::string& command) {
+Result<ControlAnswer> CallControl(const std::string& path, const std::string& command,
+                                  int timeout_ms) {
   auto fd = Connect(path);
   if (!fd.ok()) return fd.error();
   std::string text;
+  std::vector<int> fds;
   bool complete = false;
-  if (WriteAll(*fd, command + "\n")) {
+  bool timed_out = false;
+  if (SendAll(*fd, command + "\n", {})) {
     char buf[4096];
-    for (;;) {
+    while (text.find("\n\n") == std::string::npos) {
       pollfd p{*fd, POLLIN, 0};
-      if (::poll(&p, 1, kIdleTimeoutMs) <= 0) break;
-      const ssize_t n = ::recv(*fd, buf, sizeof(buf), 0);
+      if (::poll(&p, 1, timeout_ms) <= 0) {
+        timed_out = true;
+        break;
+      }
+      const ssize_t n = ReceiveSome(*fd, buf, sizeof(buf), fds);
+      if (n < 0 && errno == EINTR) continue;
       if (n <= 0) break;
       text.append(buf, static_cast<size_t>(n));
-      if (text.find("\n\n") != std::string::npos) break;
     }
   }
   ::close(*fd);
-  return ParseControlReply(text, &complete);
+  Result<std::string> body = ParseControlReply(text, &complete);
+  if (!complete && timed_out) {
+    body = MakeError(ETIMEDOUT, "ControlSocket",
+                     path + ": no complete reply to '" + command + "' within " +
+                         std::to_string(timeout_ms / 1000) + " s");
+  }
+  if (!body.ok()) {
+    CloseAll(fds);
+    return body.error();
+  }
+  return ControlAnswer(std::move(*body), std::move(fds));
+}
+
+Result<std::string> SendControlCommand(const std::string& path, const std::string& command) {
+  auto answer = CallControl(path, command, kIdleTimeoutMs);
+  if (!answer.ok()) return answer.error();
+  CloseAll(answer->fds);
+  return std::move(answer->body);
 }
 
 }  // namespace bucketfs::tools

@@ -1,9 +1,9 @@
 // ControlServer: a mount's local control socket (a Unix stream socket, mode
 // 0600, see control_paths.h) that answers line commands from the same user
 // (`bucketfs status`). Commands are a dispatch table: the mount command
-// registers `status`; more can be registered before Start (a handler gets
-// the connection's descriptor, so a command may also pass descriptors with
-// SCM_RIGHTS). One connection at a time, served on one thread.
+// registers `status` and `handover`; more can be registered before Start. A
+// reply may carry descriptors (SCM_RIGHTS), for handing a mount to another
+// process. One connection at a time, served on one thread.
 //
 // Protocol (control_protocol.h): the client sends `COMMAND [ARG...]\n`, the
 // server answers `ok\n` + body lines, or `error MESSAGE\n`, then an empty
@@ -14,17 +14,27 @@
 #include <map>
 #include <memory>
 #include <string>
-#include <thread>
+#include <vector>
 
+#include "mount-tools/accept_loop.h"
 #include "mount-tools/control_protocol.h"
 #include "s3/result.h"
 
 namespace bucketfs::tools {
 
+// A reply: key=value lines (no empty line), and descriptors sent with it.
+struct ControlAnswer {
+  ControlAnswer(std::string b) : body(std::move(b)) {}  // NOLINT(google-explicit-constructor)
+  ControlAnswer(std::string b, std::vector<int> f) : body(std::move(b)), fds(std::move(f)) {}
+  std::string body;
+  std::vector<int> fds;  // the server sends copies; the handler keeps its own
+};
+
 class ControlServer {
  public:
-  // What a handler returns is the reply body: key=value lines, no empty line.
-  using Handler = std::function<Result<std::string>(const ControlRequest& request, int conn_fd)>;
+  // `stop_fd` becomes readable when the server stops: a handler that waits
+  // long should watch it.
+  using Handler = std::function<Result<ControlAnswer>(const ControlRequest& request, int stop_fd)>;
 
   // Binds `path` (mode 0600). A socket file left by a dead daemon is
   // removed; one a live daemon answers on is an error.
@@ -41,21 +51,23 @@ class ControlServer {
   const std::string& path() const { return path_; }
 
  private:
-  ControlServer(std::string path, int listen_fd, int wake_fd);
-  void Serve();
+  ControlServer(std::string path, std::unique_ptr<AcceptLoop> loop);
   void Converse(int fd);  // one connection, command after command
-  std::string Dispatch(const std::string& line, int fd);
+  Result<ControlAnswer> Dispatch(const std::string& line);
 
   const std::string path_;
-  const int listen_fd_;
-  const int wake_fd_;  // eventfd: Stop wakes the thread
+  std::unique_ptr<AcceptLoop> loop_;
   std::map<std::string, Handler> handlers_;
-  std::thread thread_;
 };
 
 // Sends `command` to the socket at `path` and returns the reply body.
-// Errors: the socket does not answer (ECONNREFUSED: stale), or the daemon's
-// error reply (message as sent).
+// Errors: the socket does not answer (ECONNREFUSED: stale), no complete
+// reply within 10 s (ETIMEDOUT), or the daemon's error reply (message as sent).
 Result<std::string> SendControlCommand(const std::string& path, const std::string& command);
+
+// The same, waiting up to `timeout_ms` for the reply, and returning the
+// descriptors it carried (the caller owns them; on an error none are left open).
+Result<ControlAnswer> CallControl(const std::string& path, const std::string& command,
+                                  int timeout_ms);
 
 }  // namespace bucketfs::tools

@@ -1,6 +1,7 @@
 #include "mount-tools/control_socket.h"
 
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -74,11 +75,11 @@ TEST(ControlPaths, EscapeAndDirectories) {
 TEST_F(ControlSocketTest, DispatchesRegisteredCommandsOverARealSocket) {
   auto server = ControlServer::Listen(path_);
   ASSERT_TRUE(server.ok()) << server.error().message;
-  (*server)->Register("echo", [](const ControlRequest& r, int fd) -> Result<std::string> {
-    EXPECT_GE(fd, 0);  // handlers get the connection (to pass descriptors)
+  (*server)->Register("echo", [](const ControlRequest& r, int stop_fd) -> Result<ControlAnswer> {
+    EXPECT_GE(stop_fd, 0);
     std::string out;
     for (const auto& a : r.args) out += "arg=" + a + "\n";
-    return out;
+    return ControlAnswer(out);
   });
   (*server)->Start();
   struct stat st {};
@@ -99,6 +100,48 @@ TEST_F(ControlSocketTest, DispatchesRegisteredCommandsOverARealSocket) {
   EXPECT_EQ(ControlServer::Listen(path_).error().errno_value, EADDRINUSE);
   server->reset();
   EXPECT_NE(::access(path_.c_str(), F_OK), 0);
+}
+
+TEST_F(ControlSocketTest, AReplyCarriesDescriptors) {
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe(pipe_fds), 0);
+  auto server = ControlServer::Listen(path_);
+  ASSERT_TRUE(server.ok()) << server.error().message;
+  (*server)->Register("give", [&](const ControlRequest&, int) -> Result<ControlAnswer> {
+    return ControlAnswer("count=1\n", {pipe_fds[1]});
+  });
+  (*server)->Start();
+  auto answer = CallControl(path_, "give", 5000);
+  ASSERT_TRUE(answer.ok()) << answer.error().message;
+  EXPECT_EQ(answer->body, "count=1\n");
+  ASSERT_EQ(answer->fds.size(), 1u);
+  // The received descriptor is the pipe's write end: what goes in comes out.
+  ASSERT_EQ(::write(answer->fds[0], "x", 1), 1);
+  char c = 0;
+  ASSERT_EQ(::read(pipe_fds[0], &c, 1), 1);
+  EXPECT_EQ(c, 'x');
+  for (int fd : answer->fds) ::close(fd);
+  // SendControlCommand closes what it is given.
+  auto body = SendControlCommand(path_, "give");
+  ASSERT_TRUE(body.ok());
+  EXPECT_EQ(*body, "count=1\n");
+  ::close(pipe_fds[0]);
+  ::close(pipe_fds[1]);
+}
+
+TEST_F(ControlSocketTest, ASlowReplyTimesOut) {
+  auto server = ControlServer::Listen(path_);
+  ASSERT_TRUE(server.ok()) << server.error().message;
+  (*server)->Register("slow", [](const ControlRequest&, int stop_fd) -> Result<ControlAnswer> {
+    pollfd p{stop_fd, POLLIN, 0};
+    ::poll(&p, 1, 5000);  // until the server stops
+    return ControlAnswer("late=1\n");
+  });
+  (*server)->Start();
+  auto answer = CallControl(path_, "slow", 200);
+  ASSERT_FALSE(answer.ok());
+  EXPECT_EQ(answer.error().errno_value, ETIMEDOUT);
+  server->reset();  // Stop wakes the waiting handler
 }
 
 TEST_F(ControlSocketTest, AStaleSocketRefusesAndIsReplaced) {

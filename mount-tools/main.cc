@@ -19,6 +19,8 @@ void PrintUsage(FILE* out) {
                "background uploads\n"
                "       bucketfs status [--once] [MOUNTPOINT]                live view of mounts "
                "(throughput, requests, errors)\n"
+               "       bucketfs upgrade MOUNTPOINT                          replace a mount's "
+               "daemon without unmounting\n"
                "       bucketfs --help | --version\n"
                "Run a subcommand with --help for its options.\n");
 }
@@ -44,6 +46,7 @@ int main(int argc, char** argv) {
   if (first == "cleanup") return bucketfs::tools::RunCleanupCommand(argc - 1, argv + 1);
   if (first == "sync") return bucketfs::tools::RunSyncCommand(argc - 1, argv + 1);
   if (first == "status") return bucketfs::tools::RunStatusCommand(argc - 1, argv + 1);
+  if (first == "upgrade") return bucketfs::tools::RunUpgradeCommand(argc - 1, argv + 1);
   // Everything else is a mount: `bucketfs SOURCE MOUNTPOINT [options]`, also
   // the form mount(8) uses for fstab entries through the mount helper.
   return bucketfs::tools::RunMountCommand(argc, argv);

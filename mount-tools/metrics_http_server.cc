@@ -3,13 +3,13 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 
+#include "mount-tools/accept_loop.h"
 #include "mount-tools/http_request.h"
 
 namespace bucketfs::tools {
@@ -85,59 +85,29 @@ Result<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Bind(const HostPor
     if (err == EADDRNOTAVAIL) why = "no interface of this machine has that address";
     return MakeError(err, "MetricsAddr", "--metrics-addr " + Show(addr) + ": " + why);
   }
-  const int wake = ::eventfd(0, EFD_CLOEXEC);
-  if (wake < 0) {
-    const int e = errno;
-    ::close(fd);
-    return MakeError(e, "MetricsAddr", std::string("eventfd: ") + std::strerror(e));
-  }
-  return std::unique_ptr<MetricsHttpServer>(new MetricsHttpServer(fd, wake));
+  auto loop = AcceptLoop::Create(fd);
+  if (!loop.ok()) return loop.error();
+  return std::unique_ptr<MetricsHttpServer>(new MetricsHttpServer(std::move(*loop)));
 }
 
-MetricsHttpServer::MetricsHttpServer(int listen_fd, int wake_fd)
-    : listen_fd_(listen_fd), wake_fd_(wake_fd) {}
+MetricsHttpServer::MetricsHttpServer(std::unique_ptr<AcceptLoop> loop) : loop_(std::move(loop)) {}
 
-MetricsHttpServer::~MetricsHttpServer() {
-  Stop();
-  ::close(listen_fd_);
-  ::close(wake_fd_);
-}
+MetricsHttpServer::~MetricsHttpServer() { Stop(); }
 
 int MetricsHttpServer::port() const {
   sockaddr_storage ss{};
   socklen_t len = sizeof(ss);
-  if (::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return 0;
+  if (::getsockname(loop_->listen_fd(), reinterpret_cast<sockaddr*>(&ss), &len) != 0) return 0;
   if (ss.ss_family == AF_INET6) return ntohs(reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port);
   return ntohs(reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
 }
 
 void MetricsHttpServer::Start(std::function<std::string()> render) {
   render_ = std::move(render);
-  thread_ = std::thread([this] { Serve(); });
+  loop_->Start([this](int fd) { Answer(fd); });
 }
 
-void MetricsHttpServer::Stop() {
-  if (!thread_.joinable()) return;
-  const uint64_t one = 1;
-  (void)!::write(wake_fd_, &one, sizeof(one));
-  thread_.join();
-}
-
-void MetricsHttpServer::Serve() {
-  for (;;) {
-    pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
-    if (::poll(fds, 2, -1) < 0) {
-      if (errno == EINTR) continue;
-      return;
-    }
-    if (fds[1].revents != 0) return;
-    if ((fds[0].revents & POLLIN) == 0) continue;
-    const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-    if (fd < 0) continue;
-    Answer(fd);
-    ::close(fd);
-  }
-}
+void MetricsHttpServer::Stop() { loop_->Stop(); }
 
 void MetricsHttpServer::Answer(int fd) {
   const std::string head = ReadHead(fd);

@@ -8,8 +8,8 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <thread>
 
+#include "mount-tools/accept_loop.h"
 #include "mount-tools/host_port.h"
 #include "s3/result.h"
 
@@ -32,14 +32,11 @@ class MetricsHttpServer {
   int port() const;
 
  private:
-  MetricsHttpServer(int listen_fd, int wake_fd);
-  void Serve();
+  explicit MetricsHttpServer(std::unique_ptr<AcceptLoop> loop);
   void Answer(int fd);
 
-  const int listen_fd_;
-  const int wake_fd_;  // eventfd: Stop wakes the thread's poll
+  std::unique_ptr<AcceptLoop> loop_;
   std::function<std::string()> render_;
-  std::thread thread_;
 };
 
 }  // namespace bucketfs::tools

@@ -35,6 +35,7 @@
 #include "mount-tools/mount_handover.h"
 #include "mount-tools/mount_metrics.h"
 #include "mount-tools/mount_options.h"
+#include "mount-tools/mount_upgrade.h"
 #include "mount-tools/mount_wiring.h"
 #include "mount-tools/service_notifier.h"
 #include "mount-tools/status_snapshot.h"
@@ -77,10 +78,11 @@ void SetReadBudget(fs::FsConfig& config) {
   spdlog::info("{}", budget.explanation);
 }
 
-// The control socket of this mount (`bucketfs status`); none, with a warning,
+// The control socket of this mount (`bucketfs status`, `bucketfs upgrade`); none, with a warning,
 // when it cannot be made: the mount works without it.
 std::unique_ptr<ControlServer> StartControlSocket(const MountOptions& options,
-                                                  const metrics::Registry& registry) {
+                                                  const metrics::Registry& registry,
+                                                  MountUpgrade& upgrade) {
   const std::string dir = ControlSocketDir();
   if (Status s = MakeControlSocketDir(dir); !s.ok()) {
     spdlog::warn("no control socket (bucketfs status will not see this mount): {}",
@@ -95,8 +97,12 @@ std::unique_ptr<ControlServer> StartControlSocket(const MountOptions& options,
   }
   MountIdentity id{options.fuse.mountpoint, options.source, static_cast<long>(::getpid()),
                    std::chrono::steady_clock::now()};
-  (*server)->Register("status", [&registry, id](const ControlRequest&, int) -> Result<std::string> {
-    return StatusSnapshotText(registry, id, std::chrono::steady_clock::now());
+  (*server)->Register(
+      "status", [&registry, id](const ControlRequest&, int) -> Result<ControlAnswer> {
+        return ControlAnswer(StatusSnapshotText(registry, id, std::chrono::steady_clock::now()));
+      });
+  (*server)->Register("handover", [&upgrade](const ControlRequest& r, int stop_fd) {
+    return upgrade.Handle(r, stop_fd);
   });
   (*server)->Start();
   spdlog::info("control socket {}", (*server)->path());
@@ -106,11 +112,11 @@ std::unique_ptr<ControlServer> StartControlSocket(const MountOptions& options,
 // Everything after detaching: returns the process exit code; `report` is
 // called exactly once with the mount outcome. `metrics_server` (may be
 // null) is bound already and served from here until unmount. `passed`: the
-// descriptors a service manager passed (foreground only; null: no restart
-// handover).
+// descriptors of a live mount to take over (from a service manager or
+// `bucketfs upgrade`); `start_cwd`: where the command started, for a successor.
 int Serve(const MountOptions& options, const s3::ClientConfig& client_config, const s3::EnvMap& env,
           MetricsHttpServer* metrics_server, const ReportFn& report,
-          std::map<std::string, int>* passed = nullptr) {
+          std::map<std::string, int> passed, const std::string& start_cwd) {
   TuneAllocatorForStreaming();
   // Declared first: the series read the components built below, so it goes last.
   metrics::Registry registry;
@@ -139,28 +145,26 @@ int Serve(const MountOptions& options, const s3::ClientConfig& client_config, co
   fs_config.cache_scope = client_config.endpoint_url.empty() ? "aws:" + client_config.region
                                                              : client_config.endpoint_url;
   SetReadBudget(fs_config);
-  std::unique_ptr<MountHandover> handover;
-  if (passed != nullptr) {
-    auto set_up = SetUpMountHandover(std::move(*passed));
-    if (!set_up.ok()) {
-      Error e = set_up.error();
-      e.message = "cannot take over the mount at " + options.fuse.mountpoint + ": " + e.message;
-      spdlog::error("{}", e.message);
-      report(e);
-      return 1;
-    }
-    handover = std::move(*set_up);
+  auto set_up = SetUpMountHandover(std::move(passed));
+  if (!set_up.ok()) {
+    Error e = set_up.error();
+    e.message = "cannot take over the mount at " + options.fuse.mountpoint + ": " + e.message;
+    spdlog::error("{}", e.message);
+    report(e);
+    return 1;
   }
-  std::unique_ptr<fs::Filesystem> filesystem = BuildFilesystem(
-      std::move(client), fs_config, handover ? handover->journal : nullptr, &registry);
-  if (handover && handover->takeover) filesystem->Restore(handover->restored);
+  std::unique_ptr<MountHandover> handover = std::move(*set_up);
+  MountUpgrade upgrade(*handover, start_cwd);
+  std::unique_ptr<fs::Filesystem> filesystem =
+      BuildFilesystem(std::move(client), fs_config, handover->journal, &registry);
+  if (handover->takeover) filesystem->Restore(handover->restored);
   std::unique_ptr<fs::FuseObserver> fuse_metrics = MakeFuseMetrics(registry);
   if (metrics_server != nullptr) {
     metrics_server->Start([&registry] { return registry.RenderText(); });
     spdlog::info("metrics at http://{}:{}/metrics", options.metrics_addr->host,
                  metrics_server->port());
   }
-  std::unique_ptr<ControlServer> control = StartControlSocket(options, registry);
+  std::unique_ptr<ControlServer> control = StartControlSocket(options, registry, upgrade);
   // Declared after the filesystem: its thread reads the counters until Stop.
   const SystemdNotifier systemd =
       options.fuse.foreground ? SystemdNotifier() : SystemdNotifier::Disabled();
@@ -184,13 +188,14 @@ int Serve(const MountOptions& options, const s3::ClientConfig& client_config, co
   // Where SIGTERM (or an unmount from outside) arrives, before uploads
   // finish or the mount is handed over.
   events.on_loop_ended = [&](int signal) { notifier.Stopping(signal); };
-  int code = fs::RunFuseSession(*filesystem, options.fuse, std::move(events),
-                                handover ? &handover->session : nullptr, fuse_metrics.get());
+  int code = fs::RunFuseSession(*filesystem, options.fuse, std::move(events), &handover->session,
+                                fuse_metrics.get());
+  upgrade.SessionEnded();
   notifier.Stop();
   // Before what they read goes away.
   control.reset();
   if (metrics_server != nullptr) metrics_server->Stop();
-  if (handover && !*handover->handed_over) ForgetStoredMount();
+  if (!handover->flags->handed_over) ForgetStoredMount();
   if (!mounted && code == 0) code = 1;
   spdlog::log(code == 0 ? spdlog::level::info : spdlog::level::warn,
               "bucketfs exits with status {}", code);
@@ -214,11 +219,21 @@ int RunMountCommand(int argc, char** argv) {
   }
   MountOptions options = std::move(parsed->options);
   MakePathsAbsolute(options);
-  // A restarted service gets its live mount back from the service manager
-  // (mount_handover.h); that mountpoint is busy by design, and only this
-  // process can answer a look at it.
-  std::map<std::string, int> passed;
-  if (options.fuse.foreground) passed = TakePassedFds();
+  std::string start_cwd = "/";
+  if (char* cwd = ::getcwd(nullptr, 0)) {
+    start_cwd = cwd;
+    free(cwd);  // NOLINT(cppcoreguidelines-no-malloc): getcwd's buffer
+  }
+  // A restarted service gets its live mount back from the service manager,
+  // an upgrade from the daemon it replaces (mount_handover.h); that
+  // mountpoint is busy by design, and only this process can answer a look at it.
+  auto upgrade_fds = TakeUpgradeFds();
+  if (!upgrade_fds.ok()) {
+    std::fprintf(stderr, "bucketfs: %s\n", upgrade_fds.error().message.c_str());
+    return 1;
+  }
+  std::map<std::string, int> passed = std::move(*upgrade_fds);
+  if (options.fuse.foreground && passed.empty()) passed = TakePassedFds();
   Status checked = HasMountToTakeOver(passed)
                        ? Status::Ok()
                        : CheckMountpoint(options.fuse.mountpoint, options.allow_nonempty);
@@ -273,7 +288,7 @@ int RunMountCommand(int argc, char** argv) {
         [](const Status& s) {
           if (!s.ok()) std::fprintf(stderr, "bucketfs: %s\n", s.error().message.c_str());
         },
-        &passed);
+        std::move(passed), start_cwd);
   }
 
   // Nothing above started a thread: fork now (see daemonize.h).
@@ -284,8 +299,9 @@ int RunMountCommand(int argc, char** argv) {
       return 1;
     }
     if (dest == LogDestination::kFile) reporter.KeepStderr();
-    return Serve(options, *client_config, env, metrics_server.get(),
-                 [&reporter](const Status& s) { reporter.Report(s); });
+    return Serve(
+        options, *client_config, env, metrics_server.get(),
+        [&reporter](const Status& s) { reporter.Report(s); }, std::move(passed), start_cwd);
   });
 }
 

@@ -1,5 +1,6 @@
 #include "mount-tools/mount_handover.h"
 
+#include <fcntl.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -12,10 +13,6 @@ bool HasMountToTakeOver(const std::map<std::string, int>& passed) {
 }
 
 Result<std::unique_ptr<MountHandover>> SetUpMountHandover(std::map<std::string, int> passed) {
-  if (!UnderServiceManager()) {
-    for (auto& [name, fd] : passed) close(fd);
-    return std::unique_ptr<MountHandover>();
-  }
   auto h = std::make_unique<MountHandover>();
   if (HasMountToTakeOver(passed)) {
     const int fuse_fd = passed.at(kFuseFdName);
@@ -44,27 +41,32 @@ Result<std::unique_ptr<MountHandover>> SetUpMountHandover(std::map<std::string, 
     h->journal = std::move(*journal);
     if (Status s = StoreFd(h->journal->fd(), kJournalFdName); !s.ok()) {
       spdlog::warn("{}: a restart of this daemon will unmount", s.error().message);
-      return std::unique_ptr<MountHandover>();
     }
     handover::SessionJournal* journal_ptr = h->journal.get();
     h->session.record_init = [journal_ptr](std::span<const std::byte> request) {
       journal_ptr->RecordInit(request);
     };
-    h->session.keep_fd = [](int fd) {
-      if (Status s = StoreFd(fd, kFuseFdName); !s.ok()) {
-        spdlog::warn("{}: a restart of this daemon will unmount", s.error().message);
-      }
-    };
   }
-  std::weak_ptr<bool> handed_over = h->handed_over;
+  std::shared_ptr<MountHandover::Flags> flags = h->flags;
+  const bool takeover = h->takeover;
+  h->session.keep_fd = [flags, takeover](int fd) {
+    // The session closes its own descriptor when it ends; this copy keeps
+    // the kernel's connection for a successor.
+    flags->kept_fuse_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    // A taken-over descriptor is in the store already (when there is one).
+    if (takeover) return;
+    if (Status s = StoreFd(fd, kFuseFdName); !s.ok()) {
+      spdlog::warn("{}: a restart of this daemon will unmount", s.error().message);
+    }
+  };
   handover::SessionJournal* journal_ptr = h->journal.get();
-  h->session.hand_over_at_exit = [handed_over, journal_ptr] {
-    if (!RestartIsPending()) return false;
+  h->session.hand_over_at_exit = [flags, journal_ptr] {
+    if (!flags->upgrade_requested && !RestartIsPending()) return false;
     if (!journal_ptr->healthy()) {
       spdlog::warn("the session journal is incomplete: unmounting instead of handing over");
       return false;
     }
-    if (auto flag = handed_over.lock()) *flag = true;
+    flags->handed_over = true;
     return true;
   };
   return h;

@@ -172,6 +172,9 @@ void AddPrefetchMetrics(Registry& registry,
                         {{"result", "hit"}}, stat(&S::read_hits));
   registry.AddCounterFn("bucketfs_prefetch_reads_total", "", {{"result", "miss"}},
                         stat(&S::read_misses));
+  registry.AddCounterFn("bucketfs_prefetch_wasted_bytes_total",
+                        "Bytes fetched ahead and dropped before any read was served from them.", {},
+                        stat(&S::wasted_bytes));
   registry.AddCounterFn("bucketfs_prefetch_hint_hits_total",
                         "Opens that adopted a small file fetched ahead by a sibling hint.", {},
                         stat(&S::hint_hits));

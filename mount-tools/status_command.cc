@@ -79,14 +79,6 @@ struct Target {
   std::string socket;
 };
 
-std::string Canonical(const std::string& path) {
-  char* real = ::realpath(path.c_str(), nullptr);
-  if (real == nullptr) return path;
-  std::string out = real;
-  std::free(real);  // NOLINT(cppcoreguidelines-no-malloc): realpath's buffer
-  return out;
-}
-
 // One sample of each target; a stale socket is removed and reported once.
 std::vector<Snapshot> Sample(std::vector<Target>& targets, std::string& notes) {
   std::vector<Snapshot> out;
@@ -157,7 +149,7 @@ int RunStatusCommand(int argc, char** argv) {
   const std::string dir = ControlSocketDir();
   std::vector<Target> targets;
   if (!mountpoint.empty()) {
-    const std::string canonical = Canonical(mountpoint);
+    const std::string canonical = CanonicalPath(mountpoint);
     targets.push_back({canonical, ControlSocketPath(dir, canonical)});
   } else {
     std::set<std::string> seen;

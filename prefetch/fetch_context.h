@@ -52,6 +52,8 @@ struct FetchContext {
   // a fetch (metrics).
   mutable std::atomic<uint64_t> read_hits{0};
   mutable std::atomic<uint64_t> read_misses{0};
+  // Bytes of parts dropped without a read served from them (Part::CountWasteIn).
+  std::shared_ptr<std::atomic<uint64_t>> wasted_bytes = std::make_shared<std::atomic<uint64_t>>(0);
 };
 
 // Starts the fetch that fills `part`; `after(part, status)` runs once it is

@@ -49,6 +49,7 @@ void HintCache::Hint(const std::vector<ObjectVersion>& next) {
       if (bytes_ + o.size > share) break;
       if (!ctx_->budget->TryReserve(Part::HeldBytes(o.size, nullptr))) break;
       auto part = std::make_shared<Part>(0, o.size, ctx_->budget);
+      part->CountWasteIn(ctx_->wasted_bytes);
       entries_.emplace(key, Entry{part, generation_});
       bytes_ += o.size;
       ++hinted_;

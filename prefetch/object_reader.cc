@@ -99,7 +99,9 @@ PartPtr ObjectReader::NewPart(uint64_t offset, uint64_t len, bool demand) {
   }
   ++stats_.fetches;
   stats_.bytes_fetched += len;
-  return std::make_shared<Part>(offset, len, ctx_->budget, ctx_->pool);
+  auto part = std::make_shared<Part>(offset, len, ctx_->budget, ctx_->pool);
+  part->CountWasteIn(ctx_->wasted_bytes);
+  return part;
 }
 
 void ObjectReader::NoteRereadFetch(uint64_t o, uint64_t e, const PartPtr& fetched) {

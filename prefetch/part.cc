@@ -20,6 +20,9 @@ Part::Part(uint64_t offset, uint64_t size, std::shared_ptr<memory::MemoryBudget>
       coverage_(size) {}
 
 Part::~Part() {
+  if (waste_ && !served_.load(std::memory_order_relaxed) && ready()) {
+    waste_->fetch_add(size_, std::memory_order_relaxed);
+  }
   if (pool_) pool_->Put(std::move(data_), size_);
   if (budget_) budget_->Release(held_);
 }

@@ -10,6 +10,7 @@
 // already has), outside the part's lock.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -50,10 +51,17 @@ class Part {
 
   // The buffer the fetch writes into. Only the fetch touches it before Complete.
   std::span<std::byte> fetch_buffer() { return {data_.get(), size_}; }
-  // REQUIRES: ready(); [off, off + len) within the part.
+  // REQUIRES: ready(); [off, off + len) within the part. Counts as served.
   std::span<const std::byte> bytes(uint64_t off, uint64_t len) const {
+    // Read first: parts are shared by reader threads, and a store on every
+    // read would bounce the line between their cores.
+    if (!served_.load(std::memory_order_relaxed)) served_.store(true, std::memory_order_relaxed);
     return {data_.get() + (off - offset_), len};
   }
+
+  // A part fetched whole and dropped before any read took bytes from it adds
+  // its size to `counter`: read-ahead the readers never needed.
+  void CountWasteIn(std::shared_ptr<std::atomic<uint64_t>> counter) { waste_ = std::move(counter); }
 
   bool done() const;
   bool ready() const;     // done and ok
@@ -77,6 +85,8 @@ class Part {
   const std::shared_ptr<memory::BufferPool> pool_;
   memory::Buffer data_;
   ReadCoverage coverage_;
+  mutable std::atomic<bool> served_{false};
+  std::shared_ptr<std::atomic<uint64_t>> waste_;
 
   mutable Mutex mu_;
   bool done_ GUARDED_BY(mu_) = false;

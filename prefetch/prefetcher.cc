@@ -68,6 +68,7 @@ PrefetcherStats Prefetcher::stats() const {
   s.buffer_reuses = ctx_->pool->reuses();
   s.read_hits = ctx_->read_hits.load(std::memory_order_relaxed);
   s.read_misses = ctx_->read_misses.load(std::memory_order_relaxed);
+  s.wasted_bytes = ctx_->wasted_bytes->load(std::memory_order_relaxed);
   return s;
 }
 

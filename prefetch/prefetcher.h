@@ -49,6 +49,7 @@ struct PrefetcherStats {
   uint64_t buffer_reuses = 0;  // part buffers taken from the pool
   uint64_t read_hits = 0;      // reads answered from bytes already fetched
   uint64_t read_misses = 0;    // reads that waited for a fetch
+  uint64_t wasted_bytes = 0;   // fetched, then dropped without a read served from them
 };
 
 class Prefetcher {

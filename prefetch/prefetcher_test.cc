@@ -34,6 +34,17 @@ class PrefetcherHintTest : public ::testing::Test {
     return n.ok() && *n == want.size() && std::memcmp(buf.data(), want.data(), want.size()) == 0;
   }
 
+  // Directory-order reading: each open hints the next four siblings.
+  void ReadAllInOrderWithHints() {
+    for (size_t i = 0; i < files_.size(); ++i) {
+      std::vector<ObjectVersion> next;
+      for (size_t j = i + 1; j < files_.size() && j <= i + 4; ++j) next.push_back(files_[j]);
+      auto r = pf_->Open(files_[i]);
+      pf_->HintNextFiles(next);
+      ASSERT_TRUE(ReadWholeMatches(*r, data_[i])) << i;
+    }
+  }
+
   std::shared_ptr<FakeRangeSource> src_ = std::make_shared<FakeRangeSource>();
   std::vector<std::vector<std::byte>> data_;
   std::vector<ObjectVersion> files_;
@@ -42,18 +53,36 @@ class PrefetcherHintTest : public ::testing::Test {
 };
 
 TEST_F(PrefetcherHintTest, HintedFilesAreReadWithoutAnotherFetch) {
-  // Directory-order reading: each open hints the next four siblings.
-  for (size_t i = 0; i < files_.size(); ++i) {
-    std::vector<ObjectVersion> next;
-    for (size_t j = i + 1; j < files_.size() && j <= i + 4; ++j) next.push_back(files_[j]);
-    auto r = pf_->Open(files_[i]);
-    pf_->HintNextFiles(next);
-    ASSERT_TRUE(ReadWholeMatches(*r, data_[i])) << i;
-  }
+  ASSERT_NO_FATAL_FAILURE(ReadAllInOrderWithHints());
   pf_->WaitIdle();
   EXPECT_EQ(src_->fetch_count(), files_.size());  // one whole GET per file, no more
   EXPECT_EQ(pf_->stats().hint_hits, files_.size() - 1);
   EXPECT_EQ(pf_->budget().used(), 0u);  // all readers closed, no hint left
+}
+
+TEST_F(PrefetcherHintTest, FilesReadWholeWasteNothing) {
+  ASSERT_NO_FATAL_FAILURE(ReadAllInOrderWithHints());
+  pf_->WaitIdle();
+  EXPECT_EQ(pf_->stats().wasted_bytes, 0u);
+}
+
+TEST_F(PrefetcherHintTest, ReadAheadDroppedUnreadCountsAsWaste) {
+  auto big = src_->Put("bkt", "d/big", PatternBytes(64 << 20, 7), "\"b\"");
+  {
+    auto r = pf_->Open(big);
+    std::vector<std::byte> buf(1 << 20);
+    // Sequential reads grow the window, then the reader goes away.
+    for (uint64_t off = 0; off < (8u << 20); off += buf.size()) {
+      ASSERT_TRUE(r->Read(off, buf).ok());
+    }
+    pf_->WaitIdle();
+  }
+  pf_->WaitIdle();
+  const PrefetcherStats s = pf_->stats();
+  EXPECT_GT(s.bytes_fetched, 8u << 20);
+  // What was fetched beyond the 8 MiB read, in parts no read touched.
+  EXPECT_GT(s.wasted_bytes, 0u);
+  EXPECT_LE(s.wasted_bytes, s.bytes_fetched - (8u << 20));
 }
 
 TEST_F(PrefetcherHintTest, HintsSkipLargeAndRepeatedFilesAndRespectTheShare) {

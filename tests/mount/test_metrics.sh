@@ -18,7 +18,7 @@ command -v tmux >/dev/null || { echo "tmux is missing (mount-tools/install-deps.
 BUCKET=e2e-metrics
 MNT="$TMP/mnt"
 export BUCKETFS_CONTROL_DIR="$TMP/control"
-start_server --preload "$BUCKET/big/:1:256M"
+start_server --preload "$BUCKET/big/:1:256M" --preload "$BUCKET/part/:1:64M"
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 PORT=$(free_port)
 URL="http://127.0.0.1:$PORT/metrics"
@@ -93,6 +93,18 @@ check "live view draws its header" grep -q "bucketfs status  (every 1s" <<<"$scr
 check "live view shows the mount" grep -q "^$MNT  s3://$BUCKET" <<<"$screen"
 check "live view shows throughput" grep -q "^  read .* MB/s" <<<"$screen"
 wait "$reader" || true
+
+# waste and the link operations
+timeout 60 head -c 1048576 "$MNT/part/$(timeout 30 ls "$MNT/part" | head -1)" >/dev/null
+ln -s big "$MNT/link" && timeout 10 readlink "$MNT/link" >/dev/null
+sleep 1
+timeout 30 curl -sf "$URL" >"$TMP/scrape3.txt"
+wasted=$(value "$TMP/scrape3.txt" bucketfs_prefetch_wasted_bytes_total "")
+check "read-ahead a reader left unread is counted as waste ($wasted bytes)" test "$wasted" -gt 0
+for op in symlink readlink; do
+  n=$(value "$TMP/scrape3.txt" bucketfs_fuse_ops_total "op=\"$op\"")
+  check "fuse ops of type $op are counted ($n)" test "$n" -ge 1
+done
 
 # stale sockets
 python3 -c "import socket; s=socket.socket(socket.AF_UNIX); s.bind('$BUCKETFS_CONTROL_DIR/gone.sock')"
