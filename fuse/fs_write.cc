@@ -72,14 +72,14 @@ Status Filesystem::Flush(uint64_t fh, pid_t pid) {
   if (!h->written.load(std::memory_order_relaxed) || (pid != 0 && pid != h->opener)) {
     return Status::Ok();
   }
-  // Other descriptors still write the file: this close makes what it wrote
-  // durable, and the last one ends the upload.
-  if (WriterShared(*h)) return SyncHandle(*h);
-  if (pending_) {  // --async-close: uploaded in the background from now on
+  if (pending_ && !WriterShared(*h)) {  // --async-close: uploaded in the background from now on
     SubmitUpload(h);
     return Status::Ok();
   }
-  return CommitHandle(*h);
+  // Every close makes what was written durable, but only the release ends
+  // the upload: a dup of this descriptor (a shared map holds one) may still
+  // write, and so may other handles of the file.
+  return SyncHandle(*h);
 }
 
 Status Filesystem::Fsync(uint64_t fh) {
