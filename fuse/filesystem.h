@@ -269,6 +269,9 @@ class Filesystem {
   // fs_unlink.cc
   // The name was unlinked while open: lookups and listings do not show it.
   bool IsUnlinked(const std::string& bucket, const std::string& key) const;
+  // The name goes (unlink, rename): handles that may read its object keep it
+  // until the last of them closes. False when none does (delete it now).
+  bool KeepForOpenHandles(const std::string& bucket, const std::string& key) REQUIRES(handles_mu_);
   // This mount wrote a new object under `key`: an unlinked one is gone with it.
   void ReplacedObject(const std::string& bucket, const std::string& key);
   // A released handle of an unlinked name: the last one deletes the object.

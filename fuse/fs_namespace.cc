@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "base/mutex.h"
 #include "fuse/filesystem.h"
 #include "s3/s3_limits.h"
 
@@ -198,8 +199,15 @@ Status Filesystem::Rename(Ino parent, const std::string& name, Ino new_parent,
   ReplacedObject(dst_dir->bucket, dst_key);
   names_.Wrote(dst_dir->bucket, dst_dir->key, new_name, *copy);
   if (meta_) meta_->Changed(dst_dir->bucket, dst_key);
-  Status s = client_->DeleteObject({src->bucket, src->key});
-  if (!s.ok()) return Logged("DeleteObject (rename source)", src->bucket, src->key, s.error());
+  bool kept = false;  // descriptors open on the old name read on until their last close
+  {
+    MutexLock lock(handles_mu_);
+    kept = KeepForOpenHandles(src->bucket, src->key);
+  }
+  if (!kept) {
+    Status s = client_->DeleteObject({src->bucket, src->key});
+    if (!s.ok()) return Logged("DeleteObject (rename source)", src->bucket, src->key, s.error());
+  }
   names_.Removed(src->bucket, src_dir->key, name);
   if (meta_) meta_->Changed(src->bucket, src->key);
   inodes_.Rename(parent, name, new_parent, new_name, dst_dir->bucket, dst_key);

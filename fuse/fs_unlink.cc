@@ -27,7 +27,7 @@ Status Filesystem::Unlink(Ino parent, const std::string& name) {
   WaitForUpload(dir->bucket, key);
   const bool writing = local_.FileAttrs(dir->bucket, key).has_value();
   if (!writing && IsUnlinked(dir->bucket, key)) return MakeError(ENOENT, "NoSuchKey", key);
-  std::shared_ptr<UnlinkedObject> kept;  // set when read handles hold the object
+  bool kept = false;  // handles still read the object
   {
     MutexLock lock(handles_mu_);
     for (auto& [fh, h] : files_) {
@@ -36,21 +36,8 @@ Status Filesystem::Unlink(Ino parent, const std::string& name) {
         // Its upload is abandoned at the last close: no new version appears.
         local_.RemoveFile(h->bucket, h->key, h->writer.get());
       }
-      const FileWriter* w = h->writer ? h->writer.get() : h->source.get();
-      if ((h->reader || (w && w->ReadsObject())) && !h->unlinked) {
-        // The object stays while the handle may read it (a writer reads the
-        // version it builds on, or the one an fsync made): "" for whatever
-        // version a writer left.
-        if (!kept) kept = std::make_shared<UnlinkedObject>(UnlinkedObject{dir->bucket, key});
-        kept->etags.insert(h->reader ? h->etag : std::string());
-        ++kept->open;
-        h->unlinked = kept;
-      }
     }
-    if (kept) {
-      unlinked_[{dir->bucket, key}] = kept;
-      unlinked_count_.store(unlinked_.size(), std::memory_order_relaxed);
-    }
+    kept = KeepForOpenHandles(dir->bucket, key);
   }
   if (!kept) {
     Status s = client_->DeleteObject({dir->bucket, key});
@@ -63,6 +50,27 @@ Status Filesystem::Unlink(Ino parent, const std::string& name) {
   names_.Removed(dir->bucket, dir->key, name);
   inodes_.Unlink(parent, name);
   return Status::Ok();
+}
+
+bool Filesystem::KeepForOpenHandles(const std::string& bucket, const std::string& key) {
+  std::shared_ptr<UnlinkedObject> kept;
+  for (auto& [fh, h] : files_) {
+    if (h->bucket != bucket || h->key != key) continue;
+    const FileWriter* w = h->writer ? h->writer.get() : h->source.get();
+    if ((h->reader || (w && w->ReadsObject())) && !h->unlinked) {
+      // The object stays while the handle may read it (a writer reads the
+      // version it builds on, or the one an fsync made): "" for whatever
+      // version a writer left.
+      if (!kept) kept = std::make_shared<UnlinkedObject>(UnlinkedObject{bucket, key});
+      kept->etags.insert(h->reader ? h->etag : std::string());
+      ++kept->open;
+      h->unlinked = kept;
+    }
+  }
+  if (!kept) return false;
+  unlinked_[{bucket, key}] = kept;
+  unlinked_count_.store(unlinked_.size(), std::memory_order_relaxed);
+  return true;
 }
 
 bool Filesystem::IsUnlinked(const std::string& bucket, const std::string& key) const {

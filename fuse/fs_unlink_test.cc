@@ -48,6 +48,22 @@ TEST_F(FsUnlinkTest, ReadsGoOnUntilTheLastCloseThenTheObjectGoes) {
   EXPECT_EQ(fs_->Lookup(kRootIno, "f").error().errno_value, ENOENT);
 }
 
+TEST_F(FsUnlinkTest, ARenameKeepsTheSourceForItsReadersUntilTheLastClose) {
+  client_->Put(kBucket, "f", "content");
+  auto f = fs_->Lookup(kRootIno, "f");
+  ASSERT_TRUE(f.ok());
+  auto a = fs_->Open(f->ino, O_RDONLY);
+  ASSERT_TRUE(a.ok());
+  ASSERT_TRUE(fs_->Rename(kRootIno, "f", kRootIno, "g", 0).ok());
+  EXPECT_EQ(fs_->Lookup(kRootIno, "f").error().errno_value, ENOENT);
+  EXPECT_EQ(Names(ListDir(kRootIno, false)), (std::vector<std::string>{".", "..", "g"}));
+  EXPECT_EQ(client_->Data(kBucket, "g"), "content");
+  EXPECT_EQ(ReadFrom(a->fh, 100), "content");
+  fs_->Release(a->fh);
+  EXPECT_FALSE(client_->Exists(kBucket, "f"));
+  EXPECT_EQ(client_->Data(kBucket, "g"), "content");
+}
+
 TEST_F(FsUnlinkTest, ANewFileUnderTheNameSurvivesTheOldHandlesClose) {
   client_->Put(kBucket, "f", "old");
   auto f = fs_->Lookup(kRootIno, "f");
