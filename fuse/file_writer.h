@@ -55,9 +55,19 @@ class FileWriter {
   }
 };
 
+// What the writers of one mount hold, for metrics: part buffers in memory
+// and bytes in staging files on disk.
+struct WriteBackUsage {
+  uint64_t buffer_bytes = 0;
+  uint64_t buffer_limit = 0;
+  uint64_t staging_bytes = 0;
+};
+
 class FileWriterFactory {
  public:
   virtual ~FileWriterFactory() = default;
+  // Thread-safe. Factories that keep no accounting report zeros.
+  virtual WriteBackUsage usage() const { return {}; }
   virtual std::unique_ptr<FileWriter> Create(const std::string& bucket, const std::string& key) = 0;
   // A writer whose file starts as `base` (s3://bucket/key as it is now).
   // Null when this factory cannot modify existing objects.

@@ -46,6 +46,11 @@ class FailedWriter : public FileWriter {
 class StagedWriterFactory : public FileWriterFactory {
  public:
   explicit StagedWriterFactory(upload::StagingContext context) : ctx_(std::move(context)) {}
+  WriteBackUsage usage() const override {
+    return {.buffer_bytes = ctx_.budget->used(),
+            .buffer_limit = ctx_.budget->capacity(),
+            .staging_bytes = ctx_.space->used()};
+  }
   std::unique_ptr<FileWriter> Create(const std::string& bucket, const std::string& key) override {
     return Make(bucket, key, std::nullopt);
   }

@@ -190,4 +190,24 @@ void AddFilesystemMetrics(Registry& registry, const fs::Filesystem& filesystem) 
                         [f] { return static_cast<double>(f->name_cache_misses()); });
 }
 
+void AddWriteBackMetrics(Registry& registry,
+                         const std::shared_ptr<fs::FileWriterFactory>& writers) {
+  std::weak_ptr<fs::FileWriterFactory> weak = writers;
+  auto usage = [weak](uint64_t fs::WriteBackUsage::*field) {
+    return [weak, field]() -> double {
+      auto w = weak.lock();
+      return w ? static_cast<double>(w->usage().*field) : 0;
+    };
+  };
+  using U = fs::WriteBackUsage;
+  registry.AddGaugeFn("bucketfs_upload_memory_in_use_bytes",
+                      "Part buffers held by uploads (the --max-upload-memory budget in use).", {},
+                      usage(&U::buffer_bytes));
+  registry.AddGaugeFn("bucketfs_upload_memory_limit_bytes", "The uploads' part buffer budget.", {},
+                      usage(&U::buffer_limit));
+  registry.AddGaugeFn("bucketfs_staging_bytes",
+                      "Bytes of files being written held in staging files on local disk.", {},
+                      usage(&U::staging_bytes));
+}
+
 }  // namespace bucketfs::tools

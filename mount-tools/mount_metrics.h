@@ -27,5 +27,8 @@ void AddPrefetchMetrics(metrics::Registry& registry,
 // Series read from the core at scrape time (metadata cache hits and misses).
 // REQUIRES: `filesystem` outlives every scrape.
 void AddFilesystemMetrics(metrics::Registry& registry, const fs::Filesystem& filesystem);
+// Gauges of the write-back's part buffers and staging disk use.
+void AddWriteBackMetrics(metrics::Registry& registry,
+                         const std::shared_ptr<fs::FileWriterFactory>& writers);
 
 }  // namespace bucketfs::tools

@@ -41,8 +41,10 @@ std::shared_ptr<fs::FileReaderFactory> BuildReaders(const std::shared_ptr<s3::Ob
 
 fs::FsComponents BuildComponents(const std::shared_ptr<s3::ObjectClient>& client,
                                  const fs::FsConfig& config, metrics::Registry* registry) {
+  auto writers = fs::MakeStagedWriterFactory(client, config);
+  if (registry != nullptr) AddWriteBackMetrics(*registry, writers);
   return fs::FsComponents{.readers = BuildReaders(client, config, registry),
-                          .writers = fs::MakeStagedWriterFactory(client, config)};
+                          .writers = std::move(writers)};
 }
 
 std::unique_ptr<fs::Filesystem> BuildFilesystem(std::shared_ptr<s3::ObjectClient> client,

@@ -62,6 +62,9 @@ std::string StatusSnapshotText(const metrics::Registry& registry, const MountIde
       if (n == "bucketfs_memory_in_use_bytes") v["memory_bytes"] += s.value;
       if (n == "bucketfs_memory_limit_bytes") v["memory_limit_bytes"] += s.value;
       if (n == "bucketfs_uploads_in_flight") v["uploads_in_flight"] += s.value;
+      if (n == "bucketfs_upload_memory_in_use_bytes") v["upload_memory_bytes"] += s.value;
+      if (n == "bucketfs_upload_memory_limit_bytes") v["upload_memory_limit_bytes"] += s.value;
+      if (n == "bucketfs_staging_bytes") v["staging_bytes"] += s.value;
       if (n == "bucketfs_s3_requests_total") {
         v["s3_requests"] += s.value;
         if (const std::string* op = Label(s, "op")) v["s3_requests." + *op] += s.value;
@@ -86,7 +89,8 @@ std::string StatusSnapshotText(const metrics::Registry& registry, const MountIde
   for (const char* key :
        {"fuse_read_bytes", "fuse_write_bytes", "fuse_ops", "fuse_errors", "s3_requests",
         "s3_in_flight", "s3_failed", "s3_retries", "memory_bytes", "memory_limit_bytes",
-        "uploads_in_flight", "cache_hits", "cache_misses", "prefetch_hits", "prefetch_misses"}) {
+        "upload_memory_bytes", "upload_memory_limit_bytes", "staging_bytes", "uploads_in_flight",
+        "cache_hits", "cache_misses", "prefetch_hits", "prefetch_misses"}) {
     out += std::string(key) + "=" + Num(v[key]) + "\n";
   }
   for (const auto& [key, value] : v) {
@@ -128,9 +132,14 @@ std::string RenderStatus(const Snapshot& now, const Snapshot* before) {
       line, sizeof(line), "  errors  to the kernel %.0f  S3 failed %.0f  retries %.0f (%.1f/s)\n",
       Get(now, "fuse_errors"), Get(now, "s3_failed"), Get(now, "s3_retries"), rate("s3_retries"));
   out += line;
-  std::snprintf(line, sizeof(line), "  memory  %s of %s   uploads in flight %.0f\n",
+  std::snprintf(line, sizeof(line), "  memory  read-ahead %s of %s   uploads %s of %s\n",
                 Bytes(Get(now, "memory_bytes")).c_str(),
-                Bytes(Get(now, "memory_limit_bytes")).c_str(), Get(now, "uploads_in_flight"));
+                Bytes(Get(now, "memory_limit_bytes")).c_str(),
+                Bytes(Get(now, "upload_memory_bytes")).c_str(),
+                Bytes(Get(now, "upload_memory_limit_bytes")).c_str());
+  out += line;
+  std::snprintf(line, sizeof(line), "  uploads in flight %.0f   staged on disk %s\n",
+                Get(now, "uploads_in_flight"), Bytes(Get(now, "staging_bytes")).c_str());
   out += line;
   std::snprintf(line, sizeof(line),
                 "  cache   metadata hits %.0f misses %.0f   read-ahead hits %.0f misses %.0f\n",

@@ -3,7 +3,8 @@
 # the mount(8) helper mount.bucketfs (linked as /sbin/mount.bucketfs for the
 # test, removed at exit), which must accept the generic options fstab lines
 # carry (_netdev, nofail, noauto, user, defaults, x-systemd.*) and take the
-# credentials from an env file (-o env_file=...); `umount` ends the daemon.
+# credentials from an env file (-o env_file=...); `umount` ends the daemon;
+# an fstab line (a private one, mount -T) mounted by `mount -a` and by its mount point.
 # Also --env-file's refusals: a file others can read, a missing file, a
 # malformed line; and that the secret appears in no log or message.
 # Usage: e2e_fstab.sh s3sim|s3rver   (root; BUCKETFS=path/to/bucketfs)
@@ -63,6 +64,21 @@ check "the daemon runs" test -n "$PID"
 check "umount exits 0" timeout 60 umount "$MNT"
 check "the daemon exits after umount" timeout 30 tail --pid="${PID:-1}" -f /dev/null
 check "no longer mounted" bash -c "! grep -q ' $MNT ' /proc/mounts"
+
+log "an fstab line: mount -a, then umount"
+# The README's fstab line, in a private fstab (-T) so /etc/fstab is never touched;
+# noauto is left out here because mount -a skips noauto entries.
+FSTAB="$TMP/fstab"
+printf '# test fstab\ns3://%s %s bucketfs %s 0 0\n' "$BUCKET" "$MNT" \
+  "_netdev,nofail,env_file=$ENVF,force_path_style,log_file=$TMP/bucketfs-fstab.log" >"$FSTAB"
+check "mount -a -T FSTAB exits 0" run_mount -a -T "$FSTAB" -t bucketfs
+check "mount -a mounted the line" grep -q " $MNT fuse.bucketfs " /proc/mounts
+check "file read through the fstab mount" cmp "$TMP/data.bin" "$MNT/data.bin"
+check "umount of the fstab mount" timeout 60 umount "$MNT"
+check "no longer mounted after umount" bash -c "! grep -q ' $MNT ' /proc/mounts"
+check "mount MOUNTPOINT finds the line" run_mount -T "$FSTAB" "$MNT"
+check "mounted by its mount point" grep -q " $MNT fuse.bucketfs " /proc/mounts
+check "umount again" timeout 60 umount "$MNT"
 
 log "env file refusals"
 # expect_refusal NAME PATTERN MOUNT_ARGS...: mount fails, prints PATTERN, nothing is mounted.

@@ -9,6 +9,8 @@
 #               without MOUNTPOINT it lists the mount; the live view draws in
 #               tmux; a stale socket is removed and said so; unmount removes
 #               the mount's socket
+#   write-back  upload part-buffer memory is held during a write, within its
+#               limit, shown by status, and given back after close
 # Usage: test_metrics.sh s3sim
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 require_env
@@ -93,6 +95,31 @@ check "live view draws its header" grep -q "bucketfs status  (every 1s" <<<"$scr
 check "live view shows the mount" grep -q "^$MNT  s3://$BUCKET" <<<"$screen"
 check "live view shows throughput" grep -q "^  read .* MB/s" <<<"$screen"
 wait "$reader" || true
+
+# write-back gauges: a paced writer holds part buffers while it writes
+timeout 120 python3 -c '
+import os, sys, time
+with open(sys.argv[1], "wb", buffering=0) as f:
+    for _ in range(120):
+        f.write(os.urandom(1 << 20))
+        time.sleep(0.04)' "$MNT/written.bin" &
+writer=$!
+PIDS+=("$writer")
+sleep 1.5
+timeout 30 curl -sf "$URL" >"$TMP/scrape_w.txt"
+status_w=$(timeout 30 "$BUCKETFS" status --once "$MNT" 2>&1) || true
+wait "$writer" && wrc=0 || wrc=$?
+check "the writer ends well (exit $wrc)" test "$wrc" -eq 0
+log "bucketfs status --once during the write:"; echo "$status_w"
+limit=$(value "$TMP/scrape_w.txt" bucketfs_upload_memory_limit_bytes "")
+held=$(value "$TMP/scrape_w.txt" bucketfs_upload_memory_in_use_bytes "")
+check "upload memory limit is reported ($limit bytes)" test "$limit" -gt 0
+check "upload memory is held during a write ($held of $limit bytes)" test "$held" -gt 0 -a "$held" -le "$limit"
+check "status shows the uploads' memory" grep -q "^  memory  read-ahead .* uploads [1-9]" <<<"$status_w"
+sleep 1
+timeout 30 curl -sf "$URL" >"$TMP/scrape_w2.txt"
+check "upload memory is given back after close" \
+  test "$(value "$TMP/scrape_w2.txt" bucketfs_upload_memory_in_use_bytes "")" -eq 0
 
 # waste and the link operations
 timeout 60 head -c 1048576 "$MNT/part/$(timeout 30 ls "$MNT/part" | head -1)" >/dev/null
