@@ -19,7 +19,7 @@ class InitFlagsIo;
 // The session's userdata.
 struct SessionData {
   Filesystem* fs = nullptr;
-  InitFlagsIo* init_io = nullptr;  // the /dev/fuse I/O, when installed (init_flags_io.h)
+  InitFlagsIo* init_io = nullptr;    // the /dev/fuse I/O, when installed (init_flags_io.h)
   FuseObserver* observer = nullptr;  // hears of every answer, when set
 };
 

@@ -20,7 +20,7 @@ struct Filesystem::FileHandle {
   std::shared_ptr<FileWriter> writer;  // write handles (one writer per file, shared)
   // Read handles of a file being written: its bytes come from the writer.
   std::shared_ptr<FileWriter> source;
-  pid_t opener = 0;                    // the process that opened it
+  pid_t opener = 0;  // the process that opened it
   // Was writing when a previous daemon handed the mount over: its data is
   // gone, and every write, flush and fsync through it fails.
   bool lost = false;

@@ -226,7 +226,7 @@ void Filesystem::Release(uint64_t fh) {
   }
   ReleaseUnlinked(*h);
   if (!h->writer) return;
-  if (WriterShared(*h)) return;  // the last handle that writes ends the upload
+  if (WriterShared(*h)) return;                 // the last handle that writes ends the upload
   if (h->abandoned) return h->writer->Abort();  // unlinked while written: no object
   if (pending_) return SubmitUpload(h);
   Status s = CommitHandle(*h);

@@ -71,9 +71,9 @@ class RollingUpload {
 
   mutable Mutex mu_;
   std::unique_ptr<StagedUpload> current_ GUARDED_BY(mu_);  // null between versions
-  std::optional<CommittedObject> last_ GUARDED_BY(mu_);     // the latest version in S3
-  std::optional<Error> error_ GUARDED_BY(mu_);              // a version failed
-  bool ended_ GUARDED_BY(mu_) = false;                      // Commit or Abort ran
+  std::optional<CommittedObject> last_ GUARDED_BY(mu_);    // the latest version in S3
+  std::optional<Error> error_ GUARDED_BY(mu_);             // a version failed
+  bool ended_ GUARDED_BY(mu_) = false;                     // Commit or Abort ran
 };
 
 }  // namespace bucketfs::upload

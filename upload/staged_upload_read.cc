@@ -48,7 +48,8 @@ Status StagedUpload::ReadPart(int i, uint64_t at, std::span<std::byte> dest) {
     const uint64_t lo = std::max(at, *base_from);
     if (Status s = upload_.ReadBase(lo, old, base_->etag); !s.ok()) return s;
   }
-  if (auto tail = piece(base_end, end); !tail.empty()) std::fill(tail.begin(), tail.end(), std::byte{0});
+  if (auto tail = piece(base_end, end); !tail.empty())
+    std::fill(tail.begin(), tail.end(), std::byte{0});
   return Status::Ok();
 }
 
