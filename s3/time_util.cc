@@ -76,6 +76,9 @@ std::optional<SysTime> Compose(int y, int mo, int d, int h, int mi, int s, int m
                                         std::chrono::day{static_cast<unsigned>(d)}};
   // Seconds up to 60 accept a leap second (folded into the next minute).
   if (!ymd.ok() || h > 23 || mi > 59 || s > 60) return std::nullopt;
+  // SysTime counts nanoseconds in 64 bits (about 1678 to 2261): a date a store
+  // sends outside that is refused rather than overflowed.
+  if (y < 1678 || y > 2261) return std::nullopt;
   const auto tp =
       std::chrono::sys_days{ymd} + hours(h) + minutes(mi) + seconds(s) + milliseconds(ms);
   return std::chrono::time_point_cast<SysTime::duration>(tp);

@@ -37,6 +37,14 @@ TEST(XmlTimeTest, RejectsBadIso8601) {
   }
 }
 
+TEST(XmlTimeTest, RefusesDatesTheClockCannotHold) {
+  EXPECT_FALSE(ParseIso8601("1010-01-01T00:00:00Z"));
+  EXPECT_FALSE(ParseIso8601("9999-12-31T23:59:59Z"));
+  EXPECT_FALSE(ParseHttpDate("Mon, 01 Jan 0001 00:00:00 GMT"));
+  EXPECT_TRUE(ParseIso8601("1678-01-01T00:00:00Z"));
+  EXPECT_TRUE(ParseIso8601("2261-12-31T23:59:59Z"));
+}
+
 TEST(XmlTimeTest, ParsesHttpDates) {
   EXPECT_EQ(ParseHttpDate("Mon, 12 Oct 2009 17:50:30 GMT"), At(k20091012));
   EXPECT_EQ(ParseHttpDate("Monday, 12-Oct-09 17:50:30 GMT"), At(k20091012));
