@@ -163,6 +163,9 @@ TEST_F(ControlSocketTest, StatusSnapshotSummarizesTheRegistry) {
   r.GetCounter("bucketfs_s3_requests_total", "", {{"op", "GET"}, {"status", "206"}}).Add(7);
   r.GetCounter("bucketfs_s3_requests_total", "", {{"op", "GET"}, {"status", "503"}}).Add(1);
   r.GetGauge("bucketfs_s3_requests_in_flight", "", {{"op", "GET"}}).Set(2);
+  r.GetCounter("bucketfs_fuse_errors_total", "", {{"op", "lookup"}, {"errno", "ENOENT"}}).Add(5);
+  r.GetCounter("bucketfs_fuse_errors_total", "", {{"op", "lookup"}, {"errno", "EIO"}}).Add(1);
+  r.GetCounter("bucketfs_fuse_errors_total", "", {{"op", "read"}, {"errno", "ENOENT"}}).Add(2);
   const auto t0 = std::chrono::steady_clock::now();
   MountIdentity id{"/mnt/x", "s3://b", 42, t0};
   const Snapshot before = ParseKeyValues(StatusSnapshotText(r, id, t0));
@@ -172,6 +175,7 @@ TEST_F(ControlSocketTest, StatusSnapshotSummarizesTheRegistry) {
   EXPECT_EQ(now.at("s3_requests.GET"), "8");
   EXPECT_EQ(now.at("s3_failed"), "1");
   EXPECT_EQ(now.at("s3_in_flight"), "2");
+  EXPECT_EQ(now.at("fuse_errors"), "3") << "lookups of absent names are answers, not errors";
   const std::string text = RenderStatus(now, &before);
   EXPECT_NE(text.find("/mnt/x  s3://b  pid 42  up 2s\n"), std::string::npos) << text;
   EXPECT_NE(text.find("  read           1.0 MB/s"), std::string::npos) << text;

@@ -45,6 +45,12 @@ std::string Bytes(double b) {
   return buf;
 }
 
+bool IsAbsentNameLookup(const Sample& s) {
+  const std::string* op = Label(s, "op");
+  const std::string* err = Label(s, "errno");
+  return op != nullptr && err != nullptr && *op == "lookup" && *err == "ENOENT";
+}
+
 }  // namespace
 
 std::string StatusSnapshotText(const metrics::Registry& registry, const MountIdentity& id,
@@ -56,7 +62,9 @@ std::string StatusSnapshotText(const metrics::Registry& registry, const MountIde
       if (n == "bucketfs_fuse_read_bytes_total") v["fuse_read_bytes"] += s.value;
       if (n == "bucketfs_fuse_write_bytes_total") v["fuse_write_bytes"] += s.value;
       if (n == "bucketfs_fuse_ops_total") v["fuse_ops"] += s.value;
-      if (n == "bucketfs_fuse_errors_total") v["fuse_errors"] += s.value;
+      // A lookup answering ENOENT is how a name is found absent (every
+      // create starts with one), not a failure an operator should see.
+      if (n == "bucketfs_fuse_errors_total" && !IsAbsentNameLookup(s)) v["fuse_errors"] += s.value;
       if (n == "bucketfs_s3_requests_in_flight") v["s3_in_flight"] += s.value;
       if (n == "bucketfs_s3_retries_total") v["s3_retries"] += s.value;
       if (n == "bucketfs_memory_in_use_bytes") v["memory_bytes"] += s.value;

@@ -7,9 +7,9 @@
 
 namespace bucketfs::upload {
 
-RollingUpload::RollingUpload(const StagingContext& context, std::string bucket, std::string key,
+RollingUpload::RollingUpload(StagingContext context, std::string bucket, std::string key,
                              std::unique_ptr<StagedUpload> first, bool over_base)
-    : ctx_(context),
+    : ctx_(std::move(context)),
       bucket_(std::move(bucket)),
       key_(std::move(key)),
       over_base_(over_base),

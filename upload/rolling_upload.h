@@ -35,7 +35,7 @@ class RollingUpload {
  public:
   // The series of s3://bucket/key that starts as `first`; `over_base`: it
   // was opened over the object as it is (not a new file or O_TRUNC).
-  RollingUpload(const StagingContext& context, std::string bucket, std::string key,
+  RollingUpload(StagingContext context, std::string bucket, std::string key,
                 std::unique_ptr<StagedUpload> first, bool over_base);
   ~RollingUpload();
   RollingUpload(const RollingUpload&) = delete;

@@ -62,12 +62,25 @@ def parse_args(argv):
 
 def bucket_checker(bucket, key):
     """check(model, what): raises Mismatch unless the object's body equals model."""
+    import botocore.exceptions
     import s3util  # tests/mount/s3util.py: the client the mount tests check buckets with
     s3 = s3util.client()
 
+    def get_body():
+        # s3rver answers a PUT before the data is on disk, so a GET right
+        # after may end its body early; a short body is a transport failure
+        # of this reference read (retried), never compared with the model.
+        for attempt in range(5):
+            try:
+                return s3.get_object(Bucket=bucket, Key=key)["Body"].read()
+            except botocore.exceptions.ResponseStreamingError:
+                if attempt == 4:
+                    raise
+                time.sleep(0.2 * (attempt + 1))
+
     def check(model, what):
         try:
-            body = s3.get_object(Bucket=bucket, Key=key)["Body"].read()
+            body = get_body()
         except s3.exceptions.NoSuchKey:
             raise Mismatch(f"{what}: s3://{bucket}/{key} does not exist") from None
         if body != bytes(model):
