@@ -8,6 +8,7 @@
 
 #include "fuse/fs_handles.h"
 #include "fuse/object_type.h"
+#include "upload/upload_context.h"
 
 namespace bucketfs::fs {
 namespace {
@@ -19,6 +20,11 @@ NameCache::Options NameCacheOptions(const FsConfig& c) {
   o.ttl = c.metadata_ttl;
   o.negative_ttl = c.negative_ttl;
   return o;
+}
+
+std::string KeptUploadsDir(const FsConfig& c) {
+  if (!c.kept_uploads_dir.empty()) return c.kept_uploads_dir;
+  return upload::DefaultStagingDir(c.cache_dir) + "/failed";
 }
 
 }  // namespace
@@ -41,6 +47,7 @@ Filesystem::Filesystem(std::shared_ptr<s3::ObjectClient> client, FsConfig config
       pending_(config_.async_close ? std::make_unique<PendingUploads>(config_.async_uploads,
                                                                       config_.max_pending_uploads)
                                    : nullptr),
+      kept_(config_.async_close ? std::make_unique<KeptUploads>(KeptUploadsDir(config_)) : nullptr),
       // Every FUSE thread's LIST, and a few listings for lookups beside them.
       lookup_pool_(std::make_unique<base::WorkerPool>(config_.max_threads + 4)) {
   if (!client_ || !readers_ || !writers_) {
@@ -143,6 +150,12 @@ Status Filesystem::FsyncDir(Ino ino) {
   return pending_->WaitAll();
 }
 
+Filesystem::BackgroundUploads Filesystem::background_uploads() const {
+  if (!pending_) return {};
+  const auto n = pending_->counts();
+  return {n.submitted, n.succeeded, n.failed, kept_->kept()};
+}
+
 Status Filesystem::Shutdown() {
   Status first;
   if (pending_) {
@@ -151,6 +164,10 @@ Status Filesystem::Shutdown() {
     if (n.submitted != 0) {
       spdlog::info("background uploads: {} submitted, {} succeeded, {} failed", n.submitted,
                    n.succeeded, n.failed);
+      if (kept_->kept() != 0) {
+        spdlog::error("the bytes of {} failed upload(s) are kept in {}", kept_->kept(),
+                      kept_->dir());
+      }
     }
   }
   std::vector<std::shared_ptr<FileHandle>> open;

@@ -47,6 +47,7 @@
 #include "fuse/fs_config.h"
 #include "fuse/inode_table.h"
 #include "fuse/io_counters.h"
+#include "fuse/kept_uploads.h"
 #include "fuse/listing_prefetcher.h"
 #include "fuse/local_namespace.h"
 #include "fuse/name_cache.h"
@@ -200,6 +201,12 @@ class Filesystem {
   const InodeTable& inodes() const { return inodes_; }
   // Bytes through the mount and failed operations, for status reports.
   const IoCounters& io_counters() const { return io_counters_; }
+  // --async-close: background uploads so far, and failed ones whose bytes
+  // are kept (all zero without the option).
+  struct BackgroundUploads {
+    uint64_t submitted = 0, succeeded = 0, failed = 0, kept = 0;
+  };
+  BackgroundUploads background_uploads() const;
 
  private:
   struct FileHandle;
@@ -300,6 +307,7 @@ class Filesystem {
                                         const std::string& new_name);
   // --async-close: hands the handle's upload to pending_ (once).
   void SubmitUpload(const std::shared_ptr<FileHandle>& handle);
+  std::optional<KeptUploads::Copy> KeepCopy(FileHandle& h);
   // With --async-close, waits until s3://bucket/key is no longer being
   // uploaded in the background (its result is reported by FsyncDir).
   void WaitForUpload(const std::string& bucket, const std::string& key);
@@ -334,6 +342,7 @@ class Filesystem {
       GUARDED_BY(handles_mu_);
   // Uploads of closed files (--async-close); null without it.
   const std::unique_ptr<PendingUploads> pending_;
+  const std::unique_ptr<KeptUploads> kept_;  // with pending_
   // The LISTs that run beside a lookup's HEAD and the listings fetched for
   // lookups. Last member: destroyed (drained) before what its tasks use.
   const std::unique_ptr<base::WorkerPool> lookup_pool_;

@@ -1,8 +1,15 @@
 // --async-close: close returns before the upload, fsync of a directory and
 // shutdown wait for it, a failure is reported, readers wait for the bytes.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <future>
+#include <iterator>
+#include <string>
+#include <vector>
 
 #include "fuse/testing/fs_test_util.h"
 
@@ -14,11 +21,65 @@ using testing::FsTest;
 class FsAsyncCloseTest : public FsTest {
  protected:
   void SetUp() override {
+    std::string dir = ::testing::TempDir() + "kept-XXXXXX";
+    ASSERT_NE(::mkdtemp(dir.data()), nullptr);
+    kept_dir_ = dir;
     FsConfig c;
     c.async_close = true;
+    c.kept_uploads_dir = kept_dir_ + "/failed";
     Mount(c);
   }
+  void TearDown() override { std::filesystem::remove_all(kept_dir_); }
+
+  // Names in the kept-uploads directory, sorted.
+  std::vector<std::string> Kept() const {
+    std::vector<std::string> names;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(kept_dir_ + "/failed", ec)) {
+      names.push_back(e.path().filename().string());
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+  std::string Slurp(const std::string& name) const {
+    std::ifstream in(kept_dir_ + "/failed/" + name);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  }
+
+  std::string kept_dir_;
 };
+
+TEST_F(FsAsyncCloseTest, AFailedUploadKeepsItsBytesAndWhatTheyWereFor) {
+  client_->FailNext("PutObject", EACCES);
+  WriteAndClose(kRootIno, "f", "precious");
+  ASSERT_FALSE(fs_->FsyncDir(kRootIno).ok());
+  const auto names = Kept();
+  ASSERT_EQ(names.size(), 2u);
+  EXPECT_TRUE(names[0].ends_with(".data")) << names[0];
+  EXPECT_TRUE(names[1].ends_with(".info")) << names[1];
+  EXPECT_EQ(Slurp(names[0]), "precious");
+  const std::string info = Slurp(names[1]);
+  EXPECT_TRUE(info.starts_with("s3://bkt/f\nsize 8\nerror ")) << info;
+  struct stat st {};
+  ASSERT_EQ(::stat((kept_dir_ + "/failed/" + names[0]).c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  ASSERT_EQ(::stat((kept_dir_ + "/failed").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  const auto counts = fs_->background_uploads();
+  EXPECT_EQ(counts.failed, 1u);
+  EXPECT_EQ(counts.kept, 1u);
+}
+
+TEST_F(FsAsyncCloseTest, ASuccessfulUploadLeavesNoCopy) {
+  WriteAndClose(kRootIno, "a", std::string(3 << 20, 'a'));
+  WriteAndClose(kRootIno, "b", "bee");
+  ASSERT_TRUE(fs_->FsyncDir(kRootIno).ok());
+  EXPECT_EQ(client_->Data(kBucket, "b"), "bee");
+  EXPECT_TRUE(Kept().empty());
+  const auto counts = fs_->background_uploads();
+  EXPECT_EQ(counts.succeeded, 2u);
+  EXPECT_EQ(counts.kept, 0u);
+}
 
 TEST_F(FsAsyncCloseTest, CloseReturnsBeforeTheUploadAndFsyncDirWaitsForIt) {
   client_->Hold("PutObject");

@@ -61,6 +61,9 @@ struct FsConfig {
   bool async_close = false;
   int async_uploads = 16;            // background uploads at once
   size_t max_pending_uploads = 256;  // closed files not yet uploaded; more makes release wait
+  // Where --async-close keeps the bytes of a failed background upload;
+  // "" = "failed" beside the staging files (under --cache, or /var/tmp).
+  std::string kept_uploads_dir;
   // Part buffers of every file being written together (--max-upload-memory);
   // 0 = the writers' default (256 MiB, or two windows of parts if larger).
   uint64_t max_upload_memory = 0;

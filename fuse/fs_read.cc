@@ -201,17 +201,35 @@ void Filesystem::SubmitUpload(const std::shared_ptr<FileHandle>& h) {
   }
   // The file stays listed as being written until its upload ends.
   pending_->Submit(h->bucket, h->key, [this, h] {
+    auto copy = KeepCopy(*h);
     Status s = CommitHandle(*h);
     if (!s.ok()) {
       spdlog::error("background upload of s3://{}/{} failed: {}", h->bucket, h->key,
                     s.error().ToString());
     }
+    if (copy && s.ok()) kept_->Drop(*copy);
+    if (copy && !s.ok()) kept_->Failed(*copy, s.error());
     MutexLock lock(handles_mu_);
     for (auto it = uploading_.begin(); it != uploading_.end();) {
       it = it->second == h ? uploading_.erase(it) : std::next(it);
     }
     return s;
   });
+}
+
+// The bytes of a file about to be uploaded in the background, copied aside
+// first so that a failure does not lose them; none for a file being dropped.
+std::optional<KeptUploads::Copy> Filesystem::KeepCopy(FileHandle& h) {
+  if (h.abandoned) return std::nullopt;
+  auto copy = kept_->Keep(
+      h.bucket, h.key, h.writer->size(),
+      [&h](uint64_t offset, std::span<std::byte> dest) { return h.writer->Read(offset, dest); });
+  if (!copy.ok()) {
+    spdlog::warn("s3://{}/{} is uploaded without a local copy to keep if it fails: {}", h.bucket,
+                 h.key, copy.error().ToString());
+    return std::nullopt;
+  }
+  return *copy;
 }
 
 void Filesystem::Release(uint64_t fh) {

@@ -188,6 +188,18 @@ void AddFilesystemMetrics(Registry& registry, const fs::Filesystem& filesystem) 
                         [f] { return static_cast<double>(f->name_cache_hits()); });
   registry.AddCounterFn("bucketfs_metadata_cache_lookups_total", "", {{"result", "miss"}},
                         [f] { return static_cast<double>(f->name_cache_misses()); });
+  using B = fs::Filesystem::BackgroundUploads;
+  auto background = [f](uint64_t B::*field) {
+    return [f, field] { return static_cast<double>(f->background_uploads().*field); };
+  };
+  registry.AddCounterFn("bucketfs_background_uploads_total",
+                        "--async-close uploads after close(), by outcome.",
+                        {{"result", "succeeded"}}, background(&B::succeeded));
+  registry.AddCounterFn("bucketfs_background_uploads_total", "", {{"result", "failed"}},
+                        background(&B::failed));
+  registry.AddCounterFn("bucketfs_background_uploads_kept_total",
+                        "Failed --async-close uploads whose bytes were kept on local disk.", {},
+                        background(&B::kept));
 }
 
 void AddWriteBackMetrics(Registry& registry,
