@@ -1,6 +1,7 @@
 #include "mount-tools/mount_metrics.h"
 
 #include <array>
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -32,7 +33,14 @@ class S3Metrics final : public s3::RequestObserver {
         sent_(r.GetCounter("bucketfs_s3_sent_bytes_total", "Request body bytes sent to S3.")),
         uploads_(r.GetGauge("bucketfs_uploads_in_flight",
                             "Upload requests (PutObject, UploadPart, UploadPartCopy, "
-                            "CompleteMultipartUpload) in flight.")) {
+                            "CompleteMultipartUpload) in flight.")),
+        throttled_(r.GetCounter("bucketfs_s3_throttled_total",
+                                "S3 answers that asked to slow down (503, 429, SlowDown).")),
+        paced_(r.GetCounter("bucketfs_s3_paced_requests_total",
+                            "S3 attempts that waited for a start slot of the paced rate.")),
+        pace_rate_(r.GetGauge("bucketfs_s3_paced_rate",
+                              "Requests per second the bucket's requests are paced at, learned "
+                              "from throttling; 0: not paced.")) {
     for (int i = 0; i < s3::kS3OpCount; ++i) {
       const metrics::Labels op = {{"op", std::string(s3::S3OpName(static_cast<s3::S3Op>(i)))}};
       ops_[i].by_status = std::make_unique<IndexedCounters>(
@@ -70,6 +78,11 @@ class S3Metrics final : public s3::RequestObserver {
   }
 
   void OnRetry(s3::S3Op op) override { At(op).retries->Add(); }
+  void OnThrottled(s3::S3Op) override { throttled_.Add(); }
+  void OnPaced(std::chrono::nanoseconds) override { paced_.Add(); }
+  void OnPaceRate(double requests_per_second) override {
+    pace_rate_.Set(std::lround(requests_per_second));
+  }
 
  private:
   struct PerOp {
@@ -84,6 +97,9 @@ class S3Metrics final : public s3::RequestObserver {
   Counter& received_;
   Counter& sent_;
   Gauge& uploads_;
+  Counter& throttled_;
+  Counter& paced_;
+  Gauge& pace_rate_;
 };
 
 // "ENOENT" for 2: what an operator greps for.

@@ -136,6 +136,24 @@ const std::vector<OptionSpec>& Specs() {
        "PEM file of CA certificates to trust"},
       {"no-verify-ssl", false, ClientFlag(&s3::ClientConfigOverrides::verify_tls, false),
        "do not verify TLS certificates (insecure)"},
+      {"retry-attempts", true,
+       [](Builder& b, std::string_view v) -> Status {
+         auto n = ParseInt<int>(v, "retry-attempts", 1, 100);
+         if (!n) return n.error();
+         b.opts.client.max_attempts = *n;
+         return Status::Ok();
+       },
+       "N attempts of each S3 request before its error is returned, the first included (6)"},
+      {"stall-timeout", true,
+       [](Builder& b, std::string_view v) -> Status {
+         auto n = ParseInt<int>(v, "stall-timeout", 1, 3600);
+         if (!n) return n.error();
+         b.opts.client.stall_timeout = std::chrono::seconds(*n);
+         return Status::Ok();
+       },
+       "SECONDS a response may send less than 1 KiB/s before it is abandoned and retried (30)"},
+      {"no-adaptive-rate", false, ClientFlag(&s3::ClientConfigOverrides::adaptive_rate, false),
+       "do not slow down when the store answers 503 SlowDown (retries still back off)"},
       // Permissions and mutations.
       {"read-only", false, Flag(&fs::FsConfig::read_only), "refuse every change (EROFS)"},
       {"allow-delete", false, Flag(&fs::FsConfig::allow_delete), "allow unlink and rmdir"},

@@ -252,6 +252,9 @@ Result<ClientConfig> ResolveClientConfig(const ClientConfigOverrides& overrides,
   }
 
   if (overrides.verify_tls) config.verify_tls = *overrides.verify_tls;
+  if (overrides.max_attempts) config.max_attempts = *overrides.max_attempts;
+  if (overrides.stall_timeout) config.low_speed_time = *overrides.stall_timeout;
+  if (overrides.adaptive_rate) config.adaptive_rate = *overrides.adaptive_rate;
 
   // Reject a bad endpoint now, with the message, rather than on first use.
   if (auto ep = Endpoint::FromConfig(config); !ep.ok()) return ep.error();

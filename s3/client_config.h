@@ -36,6 +36,9 @@ struct ClientConfig {
   // bodies; large streaming bodies (UploadPart, PutObject past
   // sign_payload_max_bytes) use UNSIGNED-PAYLOAD plus Content-MD5.
   uint64_t sign_payload_max_bytes = 64 * 1024;
+  // Pace requests per bucket once the store answers 503 SlowDown / 429
+  // (s3/request_pacer.h); until then nothing is paced.
+  bool adaptive_rate = true;
 };
 
 // What the user set explicitly (flags); unset fields fall back to the
@@ -50,6 +53,9 @@ struct ClientConfigOverrides {
   std::optional<bool> no_sign_request;
   std::optional<std::string> ca_bundle;
   std::optional<bool> verify_tls;
+  std::optional<int> max_attempts;                    // --retry-attempts
+  std::optional<std::chrono::seconds> stall_timeout;  // --stall-timeout: low_speed_time
+  std::optional<bool> adaptive_rate;                  // --no-adaptive-rate
 };
 
 Result<ClientConfig> ResolveClientConfig(const ClientConfigOverrides& overrides, const EnvMap& env);

@@ -46,6 +46,12 @@ class RequestObserver {
                             uint64_t bytes_in, uint64_t bytes_out) = 0;
   // A failed attempt will be tried again.
   virtual void OnRetry(S3Op op) = 0;
+  // The store answered "too many requests" (503, 429, SlowDown).
+  virtual void OnThrottled(S3Op /*op*/) {}
+  // An attempt waits `delay` for its start slot (s3/request_pacer.h).
+  virtual void OnPaced(std::chrono::nanoseconds /*delay*/) {}
+  // A bucket's paced rate changed to `requests_per_second` (0: not paced).
+  virtual void OnPaceRate(double /*requests_per_second*/) {}
 };
 
 }  // namespace bucketfs::s3

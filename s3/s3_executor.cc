@@ -42,8 +42,10 @@ struct S3Executor::Operation {
   int attempts = 0;
   uint64_t delivered = 0;  // body bytes handed to the sink / body so far
   bool have_headers = false;
-  S3Response response;  // status and headers of the first 2xx attempt
-  std::string etag;     // of the first 2xx attempt, for If-Match on resume
+  S3Response response;            // status and headers of the first 2xx attempt
+  std::string etag;               // of the first 2xx attempt, for If-Match on resume
+  RequestPacer* pacer = nullptr;  // the bucket's, when pacing
+  std::chrono::steady_clock::time_point sent_at;  // of the current attempt
 
   // A GET whose partial body can be continued with a Range request.
   bool CanResume() const { return request.method == "GET" && (request.range || sink); }
@@ -117,6 +119,10 @@ class S3Executor::AttemptHandler : public HttpResponseHandler {
 
   void OnComplete(Status transport_status) override {
     std::shared_ptr<Operation> op = std::move(op_);
+    if (op->pacer != nullptr && transport_status.ok() && success_ &&
+        op->pacer->OnSuccess(std::chrono::steady_clock::now()) && exec_.observer_ != nullptr) {
+      exec_.observer_->OnPaceRate(op->pacer->rate());
+    }
     if (exec_.observer_ != nullptr) {
       exec_.observer_->OnAttemptEnd(op->request.op, status_,
                                     std::chrono::steady_clock::now() - started_,
@@ -199,7 +205,8 @@ S3Executor::S3Executor(HttpTransport& transport, Endpoint endpoint,
       credentials_(std::move(credentials)),
       config_(std::move(config)),
       retry_(RetryOptions{config_.max_attempts, config_.backoff_base, config_.backoff_max}),
-      observer_(observer) {}
+      observer_(observer),
+      pacing_(config_.adaptive_rate ? std::make_unique<RequestPacing>() : nullptr) {}
 
 void S3Executor::Execute(S3Request request, std::shared_ptr<BodySink> sink, S3Callback done) {
   auto op = std::make_shared<Operation>();
@@ -218,6 +225,7 @@ void S3Executor::Execute(S3Request request, std::shared_ptr<BodySink> sink, S3Ca
     op->Finish(MakeError(EINVAL, "InvalidArgument", "empty byte range"));
     return;
   }
+  if (pacing_ != nullptr) op->pacer = &pacing_->For(op->request.bucket);
   StartAttempt(op, std::chrono::milliseconds(0));
 }
 
@@ -294,12 +302,27 @@ void S3Executor::StartAttempt(const std::shared_ptr<Operation>& op,
   http.low_speed_time =
       std::max(config_.low_speed_time, req.min_low_speed_time.value_or(std::chrono::seconds(0)));
   http.low_speed_bytes_per_sec = config_.low_speed_bytes_per_sec;
+  if (op->pacer != nullptr) {
+    const auto now = std::chrono::steady_clock::now();
+    op->sent_at = op->pacer->Reserve(now, now + delay);
+    const auto wait = std::chrono::ceil<std::chrono::milliseconds>(op->sent_at - now);
+    if (observer_ != nullptr && wait > delay) observer_->OnPaced(wait - delay);
+    delay = std::max(delay, wait);
+  }
   if (observer_ != nullptr) observer_->OnAttemptStart(req.op);
   transport_.Submit(std::move(http),
                     std::make_shared<AttemptHandler>(*this, op, ranged, first, last, delay), delay);
 }
 
 void S3Executor::OnAttemptFailed(const std::shared_ptr<Operation>& op, Error error) {
+  if (IsThrottleAnswer(error.http_status, error.code)) {
+    if (observer_ != nullptr) observer_->OnThrottled(op->request.op);
+    if (op->pacer != nullptr &&
+        op->pacer->OnThrottled(op->sent_at, std::chrono::steady_clock::now()) &&
+        observer_ != nullptr) {
+      observer_->OnPaceRate(op->pacer->rate());
+    }
+  }
   const auto& range = op->request.range;
   if (range && op->have_headers && op->delivered == range->length && error.http_status == 0 &&
       error.retryable) {

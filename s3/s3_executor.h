@@ -15,6 +15,11 @@
 // A GET with a range that fails mid-body resumes from the first byte not yet
 // received: the sink sees each byte offset exactly once, in order.
 // When the budget is spent the caller gets the last error, never a short body.
+//
+// Pacing (config.adaptive_rate): every attempt takes a start slot from its
+// bucket's RequestPacer, which paces the bucket's requests (reads, writes
+// and listings alike) once the store throttles; a retry's backoff delay is
+// the earliest its slot may be.
 #pragma once
 
 #include <chrono>
@@ -31,6 +36,7 @@
 #include "s3/credentials.h"
 #include "s3/http_transport.h"
 #include "s3/request_observer.h"
+#include "s3/request_pacer.h"
 #include "s3/result.h"
 #include "s3/retry_policy.h"
 
@@ -115,6 +121,7 @@ class S3Executor {
   ClientConfig config_;
   RetryPolicy retry_;
   RequestObserver* const observer_;
+  std::unique_ptr<RequestPacing> pacing_;  // null: no pacing
 };
 
 // Parses an S3 error response (XML <Error><Code>..<Message>..<RequestId>..)

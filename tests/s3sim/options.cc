@@ -36,6 +36,10 @@ Faults (probabilities 0..1, drawn per request from --seed):
   --stall-rate P         stop sending a GET body (held for --stall-ms, default 600000)
   --fault-ops LIST       comma-separated methods or operations that may fault (default all)
   --fault-log PATH       append one JSON line per injected fault
+Throttling (503 SlowDown beyond the rate, counted as the fault "throttled" in stats):
+  --rate-limit N         requests per second per bucket (default: no limit)
+  --rate-burst N         requests a bucket may send at once above the rate (default N/10, >= 1)
+  --rate-limit-per-prefix  limit each first key segment ("a/" of "a/b/c") on its own
 Admin: GET /__s3sim/stats, POST /__s3sim/reset-stats, GET /__s3sim/health
 )";
 }
@@ -121,6 +125,8 @@ std::optional<Options> ParseOptions(int argc, char** argv, std::string* message,
       {"--conn-mbps", [&](const std::string& v) { return to_double(v, &o.server.conn_mbps); }},
       {"--stall-ms", [&](const std::string& v) { return to_int(v, &o.server.stall_ms); }},
       {"--threads", [&](const std::string& v) { return to_int(v, &o.threads); }},
+      {"--rate-limit", [&](const std::string& v) { return to_double(v, &o.rate_limit.rate); }},
+      {"--rate-burst", [&](const std::string& v) { return to_double(v, &o.rate_limit.burst); }},
       {"--fail-rate", [&](const std::string& v) { return to_double(v, &o.faults.fail_rate); }},
       {"--reset-rate", [&](const std::string& v) { return to_double(v, &o.faults.reset_rate); }},
       {"--truncate-rate",
@@ -150,6 +156,10 @@ std::optional<Options> ParseOptions(int argc, char** argv, std::string* message,
       *message = Usage();
       *exit_code = 0;
       return std::nullopt;
+    }
+    if (arg == "--rate-limit-per-prefix") {
+      o.rate_limit.per_prefix = true;
+      continue;
     }
     if (arg == "--anonymous-ok") {
       o.auth.anonymous_ok = true;

@@ -10,6 +10,7 @@
 #include "tests/s3sim/faults.h"
 #include "tests/s3sim/http_server.h"
 #include "tests/s3sim/preload.h"
+#include "tests/s3sim/rate_limiter.h"
 #include "tests/s3sim/sigv4_verifier.h"
 
 namespace s3sim {
@@ -18,6 +19,7 @@ struct Options {
   ServerConfig server;
   AuthConfig auth;
   FaultConfig faults;
+  RateLimitConfig rate_limit;
   std::string port_file;
   std::vector<std::string> buckets;
   std::vector<PreloadSpec> preloads;

@@ -207,6 +207,11 @@ HttpResponse S3App::Dispatch(S3Request& r) {
                           "computed."},
                          r);
   }
+  if (limiter_ != nullptr &&
+      !limiter_->Admit(limiter_->ScopeOf(r.bucket, r.key), RateLimiter::Clock::now())) {
+    stats_->CountFault("throttled");
+    return ErrorResponse({503, "SlowDown", "Please reduce your request rate."}, r);
+  }
   FaultTicket ticket = faults_->Begin(r.op, req.method);
   if (int status = faults_->FailureStatus(ticket)) {
     faults_->Log(ticket, status == 503 ? "slowdown" : "internal", req, r.op, status, 0, 0);

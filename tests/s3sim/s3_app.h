@@ -13,6 +13,7 @@
 #include "tests/s3sim/faults.h"
 #include "tests/s3sim/handlers.h"
 #include "tests/s3sim/http_server.h"
+#include "tests/s3sim/rate_limiter.h"
 #include "tests/s3sim/sigv4_verifier.h"
 #include "tests/s3sim/stats.h"
 #include "tests/s3sim/store.h"
@@ -22,6 +23,9 @@ namespace s3sim {
 class S3App : public HttpApp {
  public:
   S3App(AuthConfig auth, Store* store, FaultInjector* faults, Stats* stats);
+  // Requests beyond `limiter`'s rate get 503 SlowDown (counted as the fault
+  // "throttled"); it must outlive the app. Set before serving.
+  void SetRateLimiter(RateLimiter* limiter) { limiter_ = limiter; }
 
   std::optional<HttpResponse> Precheck(const HttpRequest& req) override;
   HttpResponse Handle(HttpRequest& req) override;
@@ -41,6 +45,7 @@ class S3App : public HttpApp {
   Store* const store_;
   FaultInjector* const faults_;
   Stats* const stats_;
+  RateLimiter* limiter_ = nullptr;
   std::atomic<uint64_t> request_counter_{0};
 };
 

@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# Faults on a real mount: s3sim injects every kind of fault (500/503, a
+# connection reset in the middle of a body, a body cut short, a body that
+# stalls) and the mount must still give the right bytes, or EIO, never a
+# short file nor a wrong byte.
+#
+#   faults.sh [s3sim]      CI scale (RELIABILITY_SCALE=full: 1 GiB read, 1 GiB
+#                          written, 10,000 keys walked)
+#
+# Phases: (1) 5% of requests fault: sequential and random reads equal the
+# source, written files become identical objects, a listing walk is
+# complete; the fault log shows every kind met (counts printed). (2) Beyond
+# the retry budget: reads fail with EIO, close() of a write fails and no
+# object appears. (3) Stalled bodies: abandoned after --stall-timeout and
+# retried; when every attempt stalls the read fails with EIO in bounded time.
+source "$(dirname "$0")/../mount/lib.sh"
+FAULT_IO="$(cd "$(dirname "$0")" && pwd)/fault_io.py"
+fio_() { python3 "$FAULT_IO" "$@"; }
+[[ "$SERVER" == s3sim ]] || skip "fault injection needs s3sim"
+
+if [[ "${RELIABILITY_SCALE:-ci}" == full ]]; then
+  FILES=8 SIZE=$((128 << 20)) KEYS=10000 RANDOM_READS=4000
+else
+  FILES=4 SIZE=$((16 << 20)) KEYS=2000 RANDOM_READS=600
+fi
+BUCKET=faults
+STALL_TIMEOUT=2
+require_env
+
+restart_server() {  # restart_server [s3sim args]: a fresh server holding BUCKET
+  [[ -z "${S3_SERVER_PID:-}" ]] || stop_server
+  start_server --bucket "$BUCKET" "$@"
+}
+daemon_pid() { pgrep -f -- "$BUCKETFS .* $1( |$)" | head -1; }
+
+log "source: $FILES files of $((SIZE >> 20)) MiB"
+fio_ make-source "$TMP/src" "$FILES" "$SIZE" 25
+
+# --- (1) 5% of requests fault, every kind.
+FAULTS=(--fail-rate 0.02 --reset-rate 0.01 --truncate-rate 0.01 --stall-rate 0.01
+        --stall-ms 60000 --seed 25 --fault-log "$TMP/faults.jsonl")
+restart_server "${FAULTS[@]}"
+fio_ put "$TMP/src" "$BUCKET" "read/"
+s3 put-many "$BUCKET" "walk/k" "$KEYS" 1 ||
+  s3 put-many "$BUCKET" "walk/k" "$KEYS" 1  # put-many stops at the first error: once more
+since=$(date +%s.%N)
+M="$TMP/mnt"
+mount_bucket "$M" "s3://$BUCKET" --stall-timeout "$STALL_TIMEOUT" --metadata-ttl 0
+check "sequential reads equal the source" timeout 600 python3 "$FAULT_IO" seq-read "$M/read" "$TMP/src"
+check "random reads equal the source" \
+  timeout 600 python3 "$FAULT_IO" rand-read "$M/read" "$TMP/src" "$RANDOM_READS" 7
+mkdir -p "$M/written" 2>/dev/null || true
+check "writes complete" timeout 600 python3 "$FAULT_IO" write "$M/written" "$TMP/src"
+walk() {
+  local n
+  n=$(timeout 300 find "$M/walk" -type f | wc -l)
+  echo "walk: $n of $KEYS files"
+  [[ "$n" == "$KEYS" ]]
+}
+check "listing walk is complete" walk
+unmount "$M"
+until=$(date +%s.%N)
+check "written objects equal the source" \
+  timeout 600 python3 "$FAULT_IO" verify-objects "$BUCKET" "written/" "$TMP/src"
+counts=$(fio_ fault-counts "$TMP/faults.jsonl" "$since" "$until")
+echo "faults met by the mount, by kind: $counts"
+for kind in internal slowdown reset truncate stall; do
+  check "fault kind $kind met" python3 -c \
+    "import json,sys; sys.exit(0 if json.loads(sys.argv[1]).get(sys.argv[2], 0) > 0 else 1)" \
+    "$counts" "$kind"
+done
+check "retries in the daemon log" grep -q "retr\|attempt" "$TMP/bucketfs-mnt.log"
+
+# --- (2) Beyond the retry budget.
+# Every GET body cut short or reset: a read gets the right bytes (each
+# attempt resumes where the last stopped) or EIO, never a short file.
+restart_server --reset-rate 0.5 --truncate-rate 0.5 --fault-ops GetObject --seed 3
+fio_ put "$TMP/src" "$BUCKET" "read/"
+M2="$TMP/mnt2"
+mount_bucket "$M2" "s3://$BUCKET" --retry-attempts 2
+budget=$(timeout 300 python3 "$FAULT_IO" budget-read "$M2/read" "$TMP/src") || budget="failed: $budget"
+echo "beyond the budget (cut bodies): $budget"
+check "cut bodies: right bytes or EIO, never a short file" test "${budget%% *}" = complete
+check "cut bodies: some reads ran out of attempts (EIO)" bash -c "[[ '$budget' =~ eio\ [1-9] ]]"
+unmount "$M2"
+
+# Every GET fails: EIO at the first read.
+restart_server --fail-rate 1 --fault-ops GetObject
+fio_ put "$TMP/src" "$BUCKET" "read/"
+M3="$TMP/mnt3"
+mount_bucket "$M3" "s3://$BUCKET" --retry-attempts 3
+expect_errno "read fails with EIO" EIO head -c 1 "$M3/read/src-000"
+unmount "$M3"
+
+# Every PUT and part fails: close() reports it, no object appears.
+restart_server --fail-rate 1 --fault-ops PutObject,UploadPart
+M4="$TMP/mnt4"
+mount_bucket "$M4" "s3://$BUCKET" --retry-attempts 2
+close_fails() {
+  timeout 300 python3 - "$1" "$2" <<'PY'
+import os, sys
+try:
+    with open(sys.argv[1], "wb") as f:
+        f.write(os.urandom(int(sys.argv[2])))
+except OSError as e:
+    print(f"write/close failed as expected: {e}")
+    sys.exit(0)
+print("close() succeeded although every upload request failed")
+sys.exit(1)
+PY
+}
+check "small file: close() fails" close_fails "$M4/small.bin" 4096
+check "large file: write or close() fails" close_fails "$M4/large.bin" $((40 << 20))
+check "no object small.bin" bash -c "! timeout 60 python3 '$E2E_DIR/s3util.py' exists '$BUCKET' small.bin"
+check "no object large.bin" bash -c "! timeout 60 python3 '$E2E_DIR/s3util.py' exists '$BUCKET' large.bin"
+unmount "$M4"
+
+# --- (3) Stalled bodies.
+restart_server --stall-rate 0.3 --stall-ms 60000 --fault-ops GetObject --seed 5
+fio_ put "$TMP/src" "$BUCKET" "read/"
+M5="$TMP/mnt5"
+mount_bucket "$M5" "s3://$BUCKET" --stall-timeout "$STALL_TIMEOUT"
+check "stalled bodies are abandoned and retried" \
+  timeout 300 python3 "$FAULT_IO" seq-read "$M5/read" "$TMP/src"
+unmount "$M5"
+restart_server --stall-rate 1 --stall-ms 600000 --fault-ops GetObject
+fio_ put "$TMP/src" "$BUCKET" "read/"
+M6="$TMP/mnt6"
+mount_bucket "$M6" "s3://$BUCKET" --stall-timeout "$STALL_TIMEOUT" --retry-attempts 3
+start=$SECONDS
+expect_errno "every attempt stalls: EIO" EIO head -c $((1 << 20)) "$M6/read/src-000"
+elapsed=$((SECONDS - start))
+echo "stalled read failed after ${elapsed}s (3 attempts, --stall-timeout $STALL_TIMEOUT)"
+check "stalled read did not hang (< 45 s)" test "$elapsed" -lt 45
+unmount "$M6"
+finish
