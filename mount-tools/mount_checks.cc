@@ -64,6 +64,13 @@ Status CheckMountpoint(const std::string& mountpoint, bool allow_nonempty) {
   std::unique_ptr<DIR, int (*)(DIR*)> dir(::opendir(mountpoint.c_str()), &::closedir);
   if (!dir) {
     int err = errno;
+    // The kernel may answer a dead FUSE mount's root from its attribute cache.
+    if (err == ENOTCONN) {
+      return MakeError(err, "Mountpoint",
+                       StrCat({"mountpoint '", mountpoint,
+                               "' is a FUSE mount whose daemon is gone; run `fusermount3 -uz ",
+                               mountpoint, "` first"}));
+    }
     return MakeError(err, "Mountpoint",
                      StrCat({"cannot read mountpoint '", mountpoint, "': ", std::strerror(err)}));
   }

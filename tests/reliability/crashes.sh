@@ -121,7 +121,7 @@ SMALL="$TMP/small"
 mkdir -p "$SMALL"
 if mount -t tmpfs -o size=24m tmpfs "$SMALL" 2>/dev/null; then
   MOUNTS+=("$SMALL")
-  mount_bucket "$M" "s3://$BUCKET" --cache "$SMALL/cache" --max-upload-memory 8M
+  mount_bucket "$M" "s3://$BUCKET" --cache "$SMALL/cache"
   enospc() {
     timeout 300 python3 - "$M/full.bin" <<'PY'
 import errno, os, sys
