@@ -81,7 +81,10 @@ struct stat Filesystem::MakeStat(Ino ino, Kind kind, const ObjectAttrs& attrs) c
   st.st_blocks = static_cast<blkcnt_t>((attrs.size + 511) / 512);
   auto mtime = attrs.mtime;
   if (config_.preserve_attrs) {  // what the object's metadata says, where it says it
-    if (attrs.mode && attrs.type != ObjectType::kLink) st.st_mode = S_IFREG | (*attrs.mode & 07777);
+    if (attrs.mode && attrs.type != ObjectType::kLink) {
+      st.st_mode = TypeBits(attrs) | (*attrs.mode & 07777);
+    }
+    if (attrs.type == ObjectType::kSpecial) st.st_rdev = static_cast<dev_t>(attrs.rdev);
     if (attrs.uid) st.st_uid = *attrs.uid;
     if (attrs.gid) st.st_gid = *attrs.gid;
     if (attrs.meta_mtime) mtime = *attrs.meta_mtime;
