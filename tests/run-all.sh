@@ -5,7 +5,9 @@
 # non-test sources, run every test (unit, client conformance against live
 # s3rver and s3sim, mount end-to-end) and print ctest's summary.
 # BUCKETFS_STATIC_CHECKS=0 skips the contract build and clang-tidy;
-# BUCKETFS_LINT=0 skips clang-tidy only.
+# BUCKETFS_LINT=0 skips clang-tidy only. After the tests, the sanitizer stage
+# (tests/sanitizers/ci-stage.sh) when no ctest arguments were given:
+# BUCKETFS_SANITIZERS=0 skips it, =1 runs it with arguments too.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -20,4 +22,10 @@ if [ "${BUCKETFS_STATIC_CHECKS:-1}" != 0 ]; then
     LINT_JOBS="$(nproc)" bash tests/lint/run-clang-tidy.sh build/thread-safety
   fi
 fi
-ctest --preset "$preset" "$@"
+status=0
+ctest --preset "$preset" "$@" || status=$?
+sanitizers="${BUCKETFS_SANITIZERS:-$([ $# -eq 0 ] && echo 1 || echo 0)}"
+if [ "$sanitizers" != 0 ] && [ "$preset" = release ]; then
+  bash tests/sanitizers/ci-stage.sh || status=1
+fi
+exit "$status"
