@@ -237,6 +237,12 @@ def writer(w, rng, index, deadline, mnt, bucket, seed):
             if st.st_size != size:
                 w.mismatch(key, 0, size, f"stat after close says {st.st_size} bytes")
             body = get_object(s3, bucket, key)
+            # A file closed without a byte written is stored at its release,
+            # just after close() returns (docs/SEMANTICS.md, "Durability").
+            settle = time.time() + 10
+            while body is None and size == 0 and time.time() < settle:
+                time.sleep(0.2)
+                body = get_object(s3, bucket, key)
         except (OSError, botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError) as e:
             w.error("verify", key, e)
             continue
