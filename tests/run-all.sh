@@ -5,9 +5,9 @@
 # non-test sources, run every test (unit, client conformance against live
 # s3rver and s3sim, mount end-to-end) and print ctest's summary.
 # BUCKETFS_STATIC_CHECKS=0 skips the contract build and clang-tidy;
-# BUCKETFS_LINT=0 skips clang-tidy only. After the tests, the sanitizer stage
-# (tests/sanitizers/ci-stage.sh) when no ctest arguments were given:
-# BUCKETFS_SANITIZERS=0 skips it, =1 runs it with arguments too.
+# BUCKETFS_LINT=0 skips clang-tidy only. BUCKETFS_SANITIZERS=1 adds the
+# sanitizer stage after the tests (tests/sanitizers/ci-stage.sh); off by
+# default until its time on the CI machine is measured (docs/TESTING.md).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -24,8 +24,7 @@ if [ "${BUCKETFS_STATIC_CHECKS:-1}" != 0 ]; then
 fi
 status=0
 ctest --preset "$preset" "$@" || status=$?
-sanitizers="${BUCKETFS_SANITIZERS:-$([ $# -eq 0 ] && echo 1 || echo 0)}"
-if [ "$sanitizers" != 0 ] && [ "$preset" = release ]; then
+if [ "${BUCKETFS_SANITIZERS:-0}" != 0 ] && [ "$preset" = release ]; then
   bash tests/sanitizers/ci-stage.sh || status=1
 fi
 exit "$status"
