@@ -159,6 +159,11 @@ Filesystem::BackgroundUploads Filesystem::background_uploads() const {
   return {n.submitted, n.succeeded, n.failed, kept_->kept()};
 }
 
+Filesystem::OpenHandles Filesystem::open_handles() const {
+  MutexLock lock(handles_mu_);
+  return {files_.size(), dirs_.size()};
+}
+
 Status Filesystem::Shutdown() {
   Status first;
   if (pending_) {

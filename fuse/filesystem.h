@@ -212,6 +212,12 @@ class Filesystem {
     uint64_t submitted = 0, succeeded = 0, failed = 0, kept = 0;
   };
   BackgroundUploads background_uploads() const;
+  // Handles open now (files, directories): back to zero once every process
+  // closed them, which a soak test checks.
+  struct OpenHandles {
+    size_t files = 0, dirs = 0;
+  };
+  OpenHandles open_handles() const;
 
  private:
   struct FileHandle;
