@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "cache/lmdb_env.h"
+#include "cache/metadata_records.h"
 #include "s3/result.h"
 
 namespace bucketfs::cache {
@@ -44,30 +45,6 @@ namespace bucketfs::cache {
 inline constexpr double kIndefiniteTtl = 1e9;
 // Bump when the encoding of any record changes: old files are rebuilt.
 inline constexpr std::string_view kMetadataFormat = "bucketfs-metadata-v1";
-
-enum class NameKind : uint8_t { kFile = 0, kDir = 1, kMissing = 2 };
-
-struct CachedName {
-  NameKind kind = NameKind::kFile;
-  uint64_t size = 0;
-  int64_t mtime_ns = 0;  // since the Unix epoch
-  std::string etag;
-  int64_t fetched_at_ns = 0;
-};
-
-struct CachedEntry {
-  std::string name;
-  bool is_dir = false;
-  uint64_t size = 0;
-  int64_t mtime_ns = 0;
-  std::string etag;
-};
-
-struct CachedListing {
-  std::vector<CachedEntry> entries;
-  int64_t fetched_at_ns = 0;
-  bool complete = true;
-};
 
 struct MetadataCacheOptions {
   std::string dir;    // the environment's directory, created 0700

@@ -314,6 +314,12 @@ void Symlink(fuse_req_t req, const char* target, fuse_ino_t parent, const char* 
   ReplyEntry(req, *r);
 }
 
+void Mknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev_t rdev) {
+  auto r = Fs(req).Mknod(parent, name, mode, rdev);
+  if (!r.ok()) return ReplyError(req, r.error());
+  ReplyEntry(req, *r);
+}
+
 void ReadLink(fuse_req_t req, fuse_ino_t ino) {
   auto r = Fs(req).ReadLink(ino);
   if (!r.ok()) return ReplyError(req, r.error());
@@ -357,6 +363,7 @@ fuse_lowlevel_ops MakeOps() {
   // Not timed yet: FuseOp has no entries for them (fuse_observer.h).
   ops.symlink = Timed<FuseOp::kSymlink, Symlink>::Call;
   ops.readlink = Timed<FuseOp::kReadLink, ReadLink>::Call;
+  ops.mknod = Timed<FuseOp::kMknod, Mknod>::Call;
   return ops;
 }
 

@@ -36,8 +36,9 @@ enum class FuseOp : uint8_t {
   kRename,
   kSymlink,
   kReadLink,
+  kMknod,
 };
-inline constexpr int kFuseOpCount = static_cast<int>(FuseOp::kReadLink) + 1;
+inline constexpr int kFuseOpCount = static_cast<int>(FuseOp::kMknod) + 1;
 
 // "lookup", "read", "readdirplus", ...: label values.
 std::string_view FuseOpName(FuseOp op);

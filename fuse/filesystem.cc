@@ -81,7 +81,10 @@ struct stat Filesystem::MakeStat(Ino ino, Kind kind, const ObjectAttrs& attrs) c
   st.st_blocks = static_cast<blkcnt_t>((attrs.size + 511) / 512);
   auto mtime = attrs.mtime;
   if (config_.preserve_attrs) {  // what the object's metadata says, where it says it
-    if (attrs.mode && attrs.type != ObjectType::kLink) st.st_mode = S_IFREG | (*attrs.mode & 07777);
+    if (attrs.mode && attrs.type != ObjectType::kLink) {
+      st.st_mode = TypeBits(attrs) | (*attrs.mode & 07777);
+    }
+    if (attrs.type == ObjectType::kSpecial) st.st_rdev = static_cast<dev_t>(attrs.rdev);
     if (attrs.uid) st.st_uid = *attrs.uid;
     if (attrs.gid) st.st_gid = *attrs.gid;
     if (attrs.meta_mtime) mtime = *attrs.meta_mtime;
@@ -154,6 +157,11 @@ Filesystem::BackgroundUploads Filesystem::background_uploads() const {
   if (!pending_) return {};
   const auto n = pending_->counts();
   return {n.submitted, n.succeeded, n.failed, kept_->kept()};
+}
+
+Filesystem::OpenHandles Filesystem::open_handles() const {
+  MutexLock lock(handles_mu_);
+  return {files_.size(), dirs_.size()};
 }
 
 Status Filesystem::Shutdown() {

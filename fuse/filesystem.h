@@ -181,6 +181,11 @@ class Filesystem {
   Result<Entry> Symlink(const std::string& target, Ino parent, const std::string& name);
   Result<std::string> ReadLink(Ino ino);
 
+  // --- Special files and empty regular files (fs_mknod.cc): FIFOs, sockets
+  // and device nodes are empty objects whose mode says their type, as s3fs
+  // stores them; they need --preserve-attrs (EPERM otherwise).
+  Result<Entry> Mknod(Ino parent, const std::string& name, mode_t mode, dev_t rdev);
+
   // Commits every upload still open (unmount, SIGTERM). Returns the first error.
   Status Shutdown();
 
@@ -207,6 +212,12 @@ class Filesystem {
     uint64_t submitted = 0, succeeded = 0, failed = 0, kept = 0;
   };
   BackgroundUploads background_uploads() const;
+  // Handles open now (files, directories): back to zero once every process
+  // closed them, which a soak test checks.
+  struct OpenHandles {
+    size_t files = 0, dirs = 0;
+  };
+  OpenHandles open_handles() const;
 
  private:
   struct FileHandle;

@@ -91,7 +91,7 @@ Result<ObjectAttrs> Filesystem::StoreAttrs(Ino ino, const std::string& bucket,
                      "attributes of objects over 5 GiB cannot be changed in place: " + key);
   }
   ObjectAttrs attrs = FromHead(*head);
-  const uint32_t type = attrs.type == ObjectType::kLink ? S_IFLNK : S_IFREG;
+  const uint32_t type = TypeBits(attrs);
   if (changed.mode) attrs.mode = type | (*changed.mode & 07777);
   if (changed.uid) attrs.uid = changed.uid;
   if (changed.gid) attrs.gid = changed.gid;

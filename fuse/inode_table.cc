@@ -33,7 +33,10 @@ InodeSnapshot InodeTable::Snapshot(Ino ino, const Inode& in) {
 
 ObjectAttrs MergeKnown(const ObjectAttrs& known, ObjectAttrs fresh) {
   if (fresh.etag.empty() || fresh.etag != known.etag) return fresh;
-  if (fresh.type == ObjectType::kUnknown) fresh.type = known.type;
+  if (fresh.type == ObjectType::kUnknown || known.type == ObjectType::kSpecial) {
+    fresh.type = known.type;
+    fresh.rdev = known.rdev;
+  }
   if (fresh.link_target.empty()) fresh.link_target = known.link_target;
   if (!fresh.metadata_known && known.metadata_known) {
     fresh.mode = known.mode;

@@ -40,8 +40,9 @@ enum class Kind { kFile, kDir };
 
 // What an object stands for in the mount (fuse/object_type.h: s3fs's
 // x-amz-meta-mode). Only HeadObject returns user metadata, so an object known
-// from a listing is kUnknown when its size allows a link's body.
-enum class ObjectType : uint8_t { kRegular, kLink, kUnknown };
+// from a listing is kUnknown when its size allows a link's body. kSpecial is a
+// FIFO, socket or device node: an empty body whose mode says its type.
+enum class ObjectType : uint8_t { kRegular, kLink, kUnknown, kSpecial };
 
 // What S3 said about an object, kept with its inode.
 struct ObjectAttrs {
@@ -55,11 +56,14 @@ struct ObjectAttrs {
   // names): set only when a HEAD (or this mount's own change) said them.
   std::optional<uint32_t> mode, uid, gid;
   std::optional<std::chrono::system_clock::time_point> meta_mtime;
+  uint64_t rdev = 0;            // a device node's number (x-amz-meta-rdev)
   bool metadata_known = false;  // read from a HEAD or written here: not a listing's
 };
 
 // `fresh` with what `known` says of the same object version (same ETag) and
-// `fresh` lacks: its type and link target (a listing does not carry them).
+// `fresh` lacks: its type and link target (a listing does not carry them; an
+// empty listed object is a regular file unless a HEAD or this mount said it
+// is a special file).
 ObjectAttrs MergeKnown(const ObjectAttrs& known, ObjectAttrs fresh);
 
 // True when S3 said `a` less than `ttl` seconds ago (never when it did not).

@@ -1,8 +1,9 @@
 // How an object's file type lives in S3, in s3fs-fuse's convention, so that a
 // bucket mounted by both shows the same symbolic links: a link is an object
 // whose body is the target path and whose user metadata `mode` holds
-// S_IFLNK|0777 in decimal ("41471"). Other values, a missing or malformed
-// mode, are regular files.
+// S_IFLNK|0777 in decimal ("41471"). A FIFO, socket or device node is an
+// empty object whose mode holds its type (and x-amz-meta-rdev a device's
+// number). Other values, a missing or malformed mode, are regular files.
 //
 // LIST returns no user metadata: an object known from a listing is a regular
 // file for sure only when its size rules out a link's body (empty, or longer
@@ -28,6 +29,10 @@ inline constexpr mode_t kLinkMode = S_IFLNK | 0777;
 ObjectType TypeFromMetadata(const s3::UserMetadata& metadata);
 // The type a listed object of `size` bytes is known to have.
 ObjectType TypeFromListing(uint64_t size);
+// True for the types mknod makes besides regular files.
+bool IsSpecialMode(uint32_t mode);
+// The S_IFMT bits an object of these attributes shows.
+uint32_t TypeBits(const ObjectAttrs& attrs);
 // The metadata a link made now is written with (s3fs reads mode and mtime).
 s3::UserMetadata LinkMetadata(std::chrono::system_clock::time_point now);
 

@@ -25,7 +25,7 @@ packages=(
   curl ca-certificates procps psmisc
   fio s3fs rclone gnuplot-nox
   prometheus tmux
-  python3 python3-numpy python3-boto3 python3-torch python3-h5py
+  python3 python3-numpy python3-boto3 python3-torch python3-torchvision python3-pil python3-h5py
   python3-zarr
 )
 

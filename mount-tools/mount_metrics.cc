@@ -204,6 +204,13 @@ void AddFilesystemMetrics(Registry& registry, const fs::Filesystem& filesystem) 
                         [f] { return static_cast<double>(f->name_cache_hits()); });
   registry.AddCounterFn("bucketfs_metadata_cache_lookups_total", "", {{"result", "miss"}},
                         [f] { return static_cast<double>(f->name_cache_misses()); });
+  registry.AddGaugeFn("bucketfs_inodes",
+                      "Inodes the kernel holds a lookup on, root included (its forgets lower it).",
+                      {}, [f] { return static_cast<double>(f->inodes().size()); });
+  registry.AddGaugeFn("bucketfs_open_handles", "Handles open now, by kind.", {{"kind", "file"}},
+                      [f] { return static_cast<double>(f->open_handles().files); });
+  registry.AddGaugeFn("bucketfs_open_handles", "", {{"kind", "dir"}},
+                      [f] { return static_cast<double>(f->open_handles().dirs); });
   using B = fs::Filesystem::BackgroundUploads;
   auto background = [f](uint64_t B::*field) {
     return [f, field] { return static_cast<double>(f->background_uploads().*field); };

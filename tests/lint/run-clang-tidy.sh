@@ -7,6 +7,6 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="${1:-$root/build/thread-safety}"
 cd "$root"
 
-mapfile -t sources < <(git ls-files '*.cc' | grep -v -E '_test\.cc$|/testing/|^tests/(conformance|fixtures)/|sanitizer_probe')
+mapfile -t sources < <(git ls-files '*.cc' | grep -v -E '_test\.cc$|_fuzz\.cc$|/testing/|^tests/(conformance|fixtures)/|sanitizer_probe')
 echo "clang-tidy: ${#sources[@]} files"
 run-clang-tidy -quiet -p "$build" -j "${LINT_JOBS:-2}" "${sources[@]/#/$root/}"

@@ -23,7 +23,7 @@ SKIP_OPS=()
 
 case "$PEER" in
   "")
-    # CONFORMANCE_MOUNT_OPTS: by hand, more options (--preserve-attrs), with --report-only.
+    # CONFORMANCE_MOUNT_OPTS: more mount options (--preserve-attrs, with its own --expected list).
     # shellcheck disable=SC2086
     check "mount" mount_bucket "$MNT" "s3://$BUCKET" --allow-delete --allow-overwrite --allow-dir-rename \
       ${CONFORMANCE_MOUNT_OPTS:-}
