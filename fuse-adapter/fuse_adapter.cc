@@ -91,13 +91,19 @@ void Init(void* userdata, fuse_conn_info* conn) {
   }
   spdlog::debug("kernel FUSE {}.{}: capable {:#x}, want {:#x}; shared mmap of direct-I/O files {}",
                 conn->proto_major, conn->proto_minor, conn->capable, conn->want, shared_mmap);
-  if (session.passthrough != nullptr) {
+  const FsConfig& config = session.fs->config();
+  if (!config.cache_dir.empty() && config.data_cache) {
     const bool offered =
         session.init_io != nullptr && (session.init_io->offered() & kFusePassthrough) != 0;
-    spdlog::info(offered ? "read mode: FUSE passthrough for fully cached files (the kernel reads "
-                           "them from the cache), daemon-served reads otherwise"
-                         : "read mode: served by the daemon (the kernel does not offer FUSE "
-                           "passthrough)");
+    if (!config.passthrough) {
+      spdlog::info("read mode: served by the daemon (--no-passthrough)");
+    } else if (session.passthrough != nullptr && offered) {
+      spdlog::info(
+          "read mode: FUSE passthrough for fully cached files (the kernel reads them from the "
+          "cache), daemon-served reads otherwise");
+    } else {
+      spdlog::info("read mode: served by the daemon (the kernel does not offer FUSE passthrough)");
+    }
   }
 }
 

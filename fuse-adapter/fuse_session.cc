@@ -175,9 +175,6 @@ int RunFuseSession(Filesystem& fs, const FuseMountOptions& mount, FuseSessionEve
   if (takeover) init_io.ReplayInit(handover->takeover_init);
   SessionData session{&fs, &init_io, observer};
   std::unique_ptr<PassthroughTable> passthrough_table;
-  if (!fc.cache_dir.empty() && fc.data_cache && !passthrough) {
-    spdlog::info("read mode: served by the daemon (--no-passthrough)");
-  }
   const fuse_lowlevel_ops& ops = FuseOperations();
   fuse_session* se = fuse_session_new(&fargs, &ops, sizeof(ops), &session);
   fuse_opt_free_args(&fargs);

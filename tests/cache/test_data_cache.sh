@@ -45,14 +45,15 @@ common=(--cache "$CACHE" --metadata-ttl indefinite --no-link-probe)
 
 # --- epoch 1 fills the cache on the way to the reader
 mount_bucket "$MNT" "s3://$BUCKET" "${common[@]}"
-check "the log names the read mode" grep -q "read mode: FUSE passthrough" "$LOG"
 reset_stats
 read_tree >"$TMP/epoch1.sums"
+check "the log names the read mode" grep -q "read mode: FUSE passthrough" "$LOG"
 e1_gets=$(gets)
 log "epoch 1: $e1_gets GETs, $(stats_field body_bytes) body bytes"
 check "epoch 1 reads every file" test "$(wc -l <"$TMP/epoch1.sums")" -eq 44
+# body_bytes also counts the listings' XML (a few KiB); a block fetched twice is 1 MiB.
 check "epoch 1: no byte fetched twice to fill the cache" \
-  test "$(stats_field body_bytes)" -eq $((4 * 8 * MiB + 40 * (128 << 10)))
+  test "$(stats_field body_bytes)" -lt $((4 * 8 * MiB + 40 * (128 << 10) + 256 * 1024))
 check "cache directory is private" test "$(stat -c %a "$CACHE/data/objects")" = 700
 check "cache files are private" bash -c \
   "test -z \"\$(find '$CACHE/data/objects' -type f ! -perm 600)\""
@@ -75,10 +76,10 @@ unmount "$MNT"
 
 mark_log
 mount_bucket "$MNT" "s3://$BUCKET" "${common[@]}" --no-passthrough
-check "the log names the served mode" grep -q "read mode: served by the daemon (--no-passthrough)" "$LOG"
 drop_caches
 reset_stats
 read_tree >"$TMP/served.sums"
+check "the log names the served mode" grep -q "read mode: served by the daemon (--no-passthrough)" "$LOG"
 log "epoch 2 (served): $(stats_field total) requests"
 check "served epoch 2: same bytes" cmp "$TMP/epoch1.sums" "$TMP/served.sums"
 check "served epoch 2: zero requests" test "$(stats_field total)" -eq 0
@@ -153,11 +154,12 @@ for pid in $(daemon_pids); do kill -9 "$pid"; done
 wait "$reader" || true
 fusermount3 -uz "$MNT" 2>/dev/null || true
 log "killed the daemon with $at_kill bytes of big/f on disk"
+want=$(s3 sha256 "$BUCKET" big/f)
 mount_bucket "$MNT" "s3://$BUCKET" --cache "$KILLC" --metadata-ttl indefinite
 drop_caches
 reset_stats
 got=$(timeout 120 sha256sum <"$MNT/big/f" | cut -d' ' -f1)
-check "after the kill: the right bytes" test "$got" = "$(s3 sha256 "$BUCKET" big/f)"
+check "after the kill: the right bytes" test "$got" = "$want"
 fetched=$(stats_field body_bytes)
 log "after the kill: $fetched bytes fetched of $((96 * MiB))"
 if ((at_kill < 96 * MiB)); then
