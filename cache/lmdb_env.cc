@@ -82,6 +82,24 @@ Result<size_t> LmdbTxn::DelPrefix(std::string_view prefix) {
   return n;
 }
 
+Status LmdbTxn::ForEachPrefix(
+    std::string_view prefix,
+    const std::function<bool(std::string_view, std::string_view)>& fn) const {
+  MDB_cursor* raw = nullptr;
+  int rc = mdb_cursor_open(txn_, dbi_, &raw);
+  if (rc != 0) return LmdbError(rc, "mdb_cursor_open");
+  std::unique_ptr<MDB_cursor, void (*)(MDB_cursor*)> cursor(raw, mdb_cursor_close);
+  MDB_val k = Val(prefix), v{};
+  rc = mdb_cursor_get(raw, &k, &v, MDB_SET_RANGE);
+  if (rc == MDB_BAD_VALSIZE) return Status::Ok();
+  while (rc == 0 && View(k).substr(0, prefix.size()) == prefix) {
+    if (!fn(View(k), View(v))) return Status::Ok();
+    rc = mdb_cursor_get(raw, &k, &v, MDB_NEXT);
+  }
+  if (rc != 0 && rc != MDB_NOTFOUND) return LmdbError(rc, "mdb_cursor_get");
+  return Status::Ok();
+}
+
 LmdbEnv::LmdbEnv(std::unique_ptr<MDB_env, EnvCloser> env, MDB_dbi dbi, std::string dir,
                  LmdbOptions options)
     : env_(std::move(env)), dbi_(dbi), dir_(std::move(dir)), options_(options) {}
@@ -103,7 +121,8 @@ Result<std::unique_ptr<LmdbEnv>> LmdbEnv::Open(const std::string& dir, const Lmd
   // MDB_NOTLS: read transactions are not bound to threads. MDB_NOSYNC is not
   // used: a cache may lose its last commits in a crash but not its integrity
   // (MDB_NOMETASYNC keeps one fsync per commit and is crash-safe).
-  rc = mdb_env_open(raw, dir.c_str(), MDB_NOTLS | MDB_NOMETASYNC, 0600);
+  rc = mdb_env_open(raw, dir.c_str(), MDB_NOTLS | (options.no_sync ? MDB_NOSYNC : MDB_NOMETASYNC),
+                    0600);
   if (rc != 0) return LmdbError(rc, "mdb_env_open " + dir);
   if (Status s = CheckFileSize(raw, dir); !s.ok()) return s.error();
   MDB_txn* txn = nullptr;

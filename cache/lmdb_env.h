@@ -54,6 +54,10 @@ class LmdbTxn {
   Status Del(std::string_view key);
   // Deletes every key starting with `prefix`; returns how many.
   Result<size_t> DelPrefix(std::string_view prefix);
+  // Calls `fn(key, value)` for every key starting with `prefix`, in key
+  // order, until it returns false. The views are valid during the call only.
+  Status ForEachPrefix(std::string_view prefix,
+                       const std::function<bool(std::string_view, std::string_view)>& fn) const;
 
  private:
   MDB_txn* txn_;
@@ -64,6 +68,10 @@ struct LmdbOptions {
   size_t initial_map_size = 1ull << 30;  // 1 GiB of address space, not disk
   size_t max_map_size = 64ull << 30;     // growth stops here (MDB_MAP_FULL -> ENOSPC)
   unsigned max_readers = 512;
+  // MDB_NOSYNC: commits are not flushed to disk (a process that dies loses
+  // nothing; a machine crash may lose or damage the file, which callers
+  // must then rebuild). For records that are re-checked anyway.
+  bool no_sync = false;
 };
 
 class LmdbEnv {

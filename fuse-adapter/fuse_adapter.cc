@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "fuse-adapter/init_flags_io.h"
+#include "fuse-adapter/passthrough.h"
 #include "fuse/filesystem.h"
 
 namespace bucketfs::fs {
@@ -90,6 +91,20 @@ void Init(void* userdata, fuse_conn_info* conn) {
   }
   spdlog::debug("kernel FUSE {}.{}: capable {:#x}, want {:#x}; shared mmap of direct-I/O files {}",
                 conn->proto_major, conn->proto_minor, conn->capable, conn->want, shared_mmap);
+  const FsConfig& config = session.fs->config();
+  if (!config.cache_dir.empty() && config.data_cache) {
+    const bool offered =
+        session.init_io != nullptr && (session.init_io->offered() & kFusePassthrough) != 0;
+    if (!config.passthrough) {
+      spdlog::info("read mode: served by the daemon (--no-passthrough)");
+    } else if (session.passthrough != nullptr && offered) {
+      spdlog::info(
+          "read mode: FUSE passthrough for fully cached files (the kernel reads them from the "
+          "cache), daemon-served reads otherwise");
+    } else {
+      spdlog::info("read mode: served by the daemon (the kernel does not offer FUSE passthrough)");
+    }
+  }
 }
 
 void Lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
@@ -168,12 +183,44 @@ void SetCaching(fuse_req_t req, fuse_file_info* fi, bool keep_cache, bool direct
   fi->keep_cache = keep_cache ? 1 : 0;  // still matters for MAP_PRIVATE pages
 }
 
+// The passthrough table once the kernel accepted FUSE_PASSTHROUGH, else null.
+PassthroughTable* Passthrough(fuse_req_t req) {
+  const auto& session = *static_cast<SessionData*>(fuse_req_userdata(req));
+  if (session.passthrough == nullptr || session.init_io == nullptr ||
+      (session.init_io->added() & kFusePassthrough) == 0) {
+    return nullptr;
+  }
+  return session.passthrough;
+}
+
+void ReleaseHandle(fuse_req_t req, uint64_t fh) {
+  if (PassthroughTable* pt = Passthrough(req)) pt->OnRelease(fh);
+  Fs(req).Release(fh);
+}
+
+// A read-only open of an object with a verified local copy is answered with
+// FOPEN_PASSTHROUGH and a backing id (passthrough.h): libfuse 3.14's
+// fuse_reply_open cannot carry the id, so the 16-byte fuse_open_out is sent
+// as it is. Every other open is counted, so that no inode mixes the modes.
 void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
-  auto r = Fs(req).Open(ino, fi->flags, fuse_req_ctx(req)->pid);
+  PassthroughTable* const pt = Passthrough(req);
+  const bool read_only = (fi->flags & O_ACCMODE) == O_RDONLY;
+  auto r = Fs(req).Open(ino, fi->flags, fuse_req_ctx(req)->pid, pt != nullptr && read_only);
   if (!r.ok()) return ReplyError(req, r.error());
   fi->fh = r->fh;
   SetCaching(req, fi, r->keep_cache, r->direct_io);
-  if (fuse_reply_open(req, fi) == -ENOENT) Fs(req).Release(r->fh);
+  if (pt != nullptr) {
+    const int copy_fd = r->local_copy ? r->local_copy->fd() : -1;
+    if (auto id = pt->OnOpen(ino, r->fh, std::move(r->local_copy), copy_fd)) {
+      spdlog::debug("open of inode {}: passthrough (backing id {})", ino, *id);
+      FuseOpenOut out{r->fh, kFopenPassthrough, *id};
+      if (fuse_reply_buf(req, reinterpret_cast<const char*>(&out), sizeof(out)) == -ENOENT) {
+        ReleaseHandle(req, r->fh);
+      }
+      return;
+    }
+  }
+  if (fuse_reply_open(req, fi) == -ENOENT) ReleaseHandle(req, r->fh);
 }
 
 // Answered when the bytes are there, maybe on another thread: timed until then.
@@ -219,7 +266,7 @@ void Fsync(fuse_req_t req, fuse_ino_t /*ino*/, int /*datasync*/, fuse_file_info*
 }
 
 void Release(fuse_req_t req, fuse_ino_t /*ino*/, fuse_file_info* fi) {
-  Fs(req).Release(fi->fh);
+  ReleaseHandle(req, fi->fh);
   fuse_reply_err(req, 0);
 }
 
@@ -231,8 +278,9 @@ void Create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t /*mode*/
   SetCaching(req, fi, false, true);
   fi->direct_io = 1;  // a created handle always writes, even when O_RDONLY
   fuse_entry_param p = ToParam(r->first);
+  if (PassthroughTable* pt = Passthrough(req)) pt->OnOpen(r->first.ino, r->second.fh, nullptr, -1);
   if (fuse_reply_create(req, &p, fi) == -ENOENT) {
-    Fs(req).Release(r->second.fh);
+    ReleaseHandle(req, r->second.fh);
     Fs(req).Forget(r->first.ino, 1);
   }
 }

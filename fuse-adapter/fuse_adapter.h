@@ -15,12 +15,16 @@ namespace bucketfs::fs {
 
 class Filesystem;
 class InitFlagsIo;
+class PassthroughTable;
 
 // The session's userdata.
 struct SessionData {
   Filesystem* fs = nullptr;
   InitFlagsIo* init_io = nullptr;    // the /dev/fuse I/O, when installed (init_flags_io.h)
   FuseObserver* observer = nullptr;  // hears of every answer, when set
+  // Opens and releases, when passthrough was asked for (passthrough.h); used
+  // only once the INIT reply carried FUSE_PASSTHROUGH.
+  PassthroughTable* passthrough = nullptr;
 };
 
 // The kernel readahead the adapter asks for at INIT (see mount_readahead.h;

@@ -20,6 +20,7 @@
 #include "fuse-adapter/fuse_adapter.h"
 #include "fuse-adapter/init_flags_io.h"
 #include "fuse-adapter/mount_readahead.h"
+#include "fuse-adapter/passthrough.h"
 #include "fuse/filesystem.h"
 
 namespace bucketfs::fs {
@@ -164,10 +165,16 @@ int RunFuseSession(Filesystem& fs, const FuseMountOptions& mount, FuseSessionEve
   // shared mmap of direct-I/O handles, write handles included, which answer
   // the READs of its page faults from the writer's state. Without the flag
   // such a mapping fails with ENODEV.
-  InitFlagsIo init_io(kFuseParallelDirops | kFuseDirectIoAllowMmap);
+  // FUSE_PASSTHROUGH: fully cached files read by the kernel from the data
+  // cache (passthrough.h), when there is one and --no-passthrough is not set.
+  const FsConfig& fc = fs.config();
+  const bool passthrough = fc.passthrough && fc.data_cache && !fc.cache_dir.empty() && fc.prefetch;
+  InitFlagsIo init_io(kFuseParallelDirops | kFuseDirectIoAllowMmap |
+                      (passthrough ? kFusePassthrough : 0));
   if (handover != nullptr && handover->record_init) init_io.OnInitRequest(handover->record_init);
   if (takeover) init_io.ReplayInit(handover->takeover_init);
   SessionData session{&fs, &init_io, observer};
+  std::unique_ptr<PassthroughTable> passthrough_table;
   const fuse_lowlevel_ops& ops = FuseOperations();
   fuse_session* se = fuse_session_new(&fargs, &ops, sizeof(ops), &session);
   fuse_opt_free_args(&fargs);
@@ -213,6 +220,10 @@ int RunFuseSession(Filesystem& fs, const FuseMountOptions& mount, FuseSessionEve
           "shared mmap of direct-I/O files stays refused",
           strerror(-err));
     }
+  }
+  if (passthrough && session.init_io != nullptr) {
+    passthrough_table = std::make_unique<PassthroughTable>(DeviceBackingOps(fuse_session_fd(se)));
+    session.passthrough = passthrough_table.get();
   }
   // Before the loop answers INIT (see mount_readahead.h).
   if (Status s = takeover ? Status::Ok() : SetMountReadahead(canonical, kMaxReadahead); !s.ok()) {

@@ -13,6 +13,8 @@ namespace {
 // Field offsets read with memcpy: the buffers carry no alignment promise.
 constexpr size_t kInitInFlags2End = offsetof(fuse_init_in, flags2) + sizeof(uint32_t);
 constexpr size_t kInitOutFlags2End = offsetof(fuse_init_out, flags2) + sizeof(uint32_t);
+// fuse_init_out.max_stack_depth (7.40) follows flags2; older headers call it unused[0].
+constexpr size_t kInitOutStackDepth = kInitOutFlags2End;
 
 }  // namespace
 
@@ -46,7 +48,9 @@ void InitFlagsIo::PatchReply(iovec* iov, int count) {
   // again: stay attentive until a full INIT reply went out.
   if (out.error != 0 || count < 2 || iov[1].iov_len < kInitOutFlags2End) return;
   init_done_.store(true, std::memory_order_release);
-  const uint64_t add = wanted_ & offered();
+  uint64_t add = wanted_ & offered();
+  // Passthrough needs a stack depth the reply can carry.
+  if (iov[1].iov_len < kInitOutStackDepth + sizeof(uint32_t)) add &= ~kFusePassthrough;
   if (add == 0) return;
   auto* body = static_cast<std::byte*>(iov[1].iov_base);
   uint32_t flags = 0;
@@ -60,6 +64,9 @@ void InitFlagsIo::PatchReply(iovec* iov, int count) {
   }
   std::memcpy(body + offsetof(fuse_init_out, flags), &flags, sizeof(flags));
   std::memcpy(body + offsetof(fuse_init_out, flags2), &flags2, sizeof(flags2));
+  if (add & kFusePassthrough) {
+    std::memcpy(body + kInitOutStackDepth, &kPassthroughStackDepth, sizeof(uint32_t));
+  }
   added_.store(add, std::memory_order_release);
 }
 

@@ -49,6 +49,13 @@ namespace bucketfs::fs {
 inline constexpr uint64_t kFuseDirectIoAllowMmap = 1ull << 36;
 // linux/fuse.h 7.25 (FUSE_PARALLEL_DIROPS), which libfuse 3.14 never sends.
 inline constexpr uint64_t kFuseParallelDirops = 1ull << 18;
+// linux/fuse.h 7.40 (FUSE_PASSTHROUGH): opens may hand reads to a backing
+// file (passthrough.h). The reply then also carries max_stack_depth.
+inline constexpr uint64_t kFusePassthrough = 1ull << 37;
+// fuse_init_out.max_stack_depth (7.40) sits right after flags2: 1 lets the
+// backing file be on any non-stacked file system (ext4, xfs), and this mount
+// stay stackable under overlayfs.
+inline constexpr uint32_t kPassthroughStackDepth = 1;
 // linux/fuse.h 7.40 notification code (FUSE_NOTIFY_RESEND).
 inline constexpr int32_t kFuseNotifyResend = 7;
 

@@ -64,6 +64,25 @@ TEST(InitFlagsIo, AddsTheFlagTheKernelOffers) {
   EXPECT_EQ(io.added(), kFuseDirectIoAllowMmap);
 }
 
+TEST(InitFlagsIo, PassthroughCarriesAStackDepth) {
+  constexpr uint32_t kBit2 = static_cast<uint32_t>(kFusePassthrough >> 32);
+  InitFlagsIo io(kFusePassthrough | kFuseDirectIoAllowMmap);
+  io.SeeRequest(InitRequest(FUSE_INIT_EXT, kBit2));
+  Reply r(FUSE_INIT_EXT);
+  io.PatchReply(r.iov, 2);
+  EXPECT_EQ(r.out.flags2, kBit2);
+  EXPECT_EQ(r.out.unused[0], kPassthroughStackDepth);  // max_stack_depth in 7.40
+  EXPECT_EQ(io.added(), kFusePassthrough);
+
+  InitFlagsIo without(kFusePassthrough);
+  without.SeeRequest(InitRequest(FUSE_INIT_EXT, 0));  // a kernel without passthrough
+  Reply r2(FUSE_INIT_EXT);
+  without.PatchReply(r2.iov, 2);
+  EXPECT_EQ(r2.out.flags2, 0u);
+  EXPECT_EQ(r2.out.unused[0], 0u);
+  EXPECT_EQ(without.added(), 0u);
+}
+
 TEST(InitFlagsIo, NothingWhenTheKernelDoesNotOfferIt) {
   InitFlagsIo io(kFuseDirectIoAllowMmap);
   io.SeeRequest(InitRequest(FUSE_INIT_EXT | FUSE_ASYNC_READ, 1));

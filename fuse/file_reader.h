@@ -14,6 +14,7 @@
 #include <span>
 #include <vector>
 
+#include "cache/data_cache.h"
 #include "s3/object_client.h"
 #include "s3/object_version.h"
 #include "s3/result.h"
@@ -51,6 +52,12 @@ class FileReaderFactory {
   // is destroyed: a read still waiting for a fetch when a signal ended the
   // loop would otherwise answer on a freed session.
   virtual void Quiesce() {}
+  // A local file holding every byte of `version`, verified since it was last
+  // written, pinned while the result lives (FUSE passthrough); null when
+  // there is none. The default has no local copies.
+  virtual std::shared_ptr<cache::CachedFile> VerifiedCopy(const ObjectVersion& /*version*/) {
+    return nullptr;
+  }
 };
 
 // A factory of readers that issue one ranged GET per read.

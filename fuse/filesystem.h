@@ -82,6 +82,9 @@ struct OpenedFile {
   bool keep_cache = false;  // same ETag as the previous open: the page cache is still good
   // Served from a writer's state, which changes under the page cache.
   bool direct_io = false;
+  // A verified local copy of the whole object (asked for with
+  // want_local_copy), which the kernel may read itself (passthrough).
+  std::shared_ptr<cache::CachedFile> local_copy;
 };
 
 // Which attributes a setattr asks to change (mirrors FUSE_SET_ATTR_*).
@@ -142,7 +145,9 @@ class Filesystem {
   void ReleaseDir(uint64_t fh);
 
   // --- Reading (fs_read.cc); `flags` are open(2) flags, `pid` the caller's
-  Result<OpenedFile> Open(Ino ino, int flags, pid_t pid = 0);
+  // `want_local_copy`: a read-only open of an object fully in the data cache
+  // also returns its verified local copy (OpenedFile::local_copy).
+  Result<OpenedFile> Open(Ino ino, int flags, pid_t pid = 0, bool want_local_copy = false);
   Result<size_t> Read(uint64_t fh, uint64_t offset, std::span<std::byte> dest);
   // Serves a FUSE read with the handle's ReadSegments; `done` runs exactly once.
   void ServeRead(uint64_t fh, uint64_t offset, size_t size, ReadDone done);

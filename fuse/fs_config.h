@@ -86,6 +86,17 @@ struct FsConfig {
   // max_fetches_on_caller), at most max_threads - 2; 0: on transport threads.
   int gets_on_fuse_threads = 0;
   std::string cache_dir;  // "" = no disk cache
+  // Object data is cached under cache_dir/data too (cache/data_cache.h);
+  // false (--no-data-cache): only metadata.
+  bool data_cache = true;
+  // The data cache's size limit: max_cache_bytes when above 0, else
+  // max_cache_percent of the file system holding cache_dir (--max-cache-size).
+  uint64_t max_cache_bytes = 0;
+  double max_cache_percent = 10;
+  // Read-only opens of fully cached, verified objects are handed to the
+  // kernel (FUSE passthrough) when it allows; false (--no-passthrough): the
+  // daemon serves them from the cache.
+  bool passthrough = true;
   // Names the server in the metadata cache's keys (the endpoint URL), so that
   // mounts of different servers can share one cache directory.
   std::string cache_scope;

@@ -14,7 +14,7 @@ namespace bucketfs::fs {
 // Files after an opened one, in listing order, handed to the read path.
 constexpr size_t kHintedSiblings = 8;
 
-Result<OpenedFile> Filesystem::Open(Ino ino, int flags, pid_t pid) {
+Result<OpenedFile> Filesystem::Open(Ino ino, int flags, pid_t pid, bool want_local_copy) {
   auto in = inodes_.Get(ino);
   if (!in) return MakeError(ESTALE, "StaleInode", "inode was forgotten");
   if (in->kind == Kind::kDir) return MakeError(EISDIR, "IsADirectory", in->key);
@@ -75,7 +75,9 @@ Result<OpenedFile> Filesystem::Open(Ino ino, int flags, pid_t pid) {
     if (!attrs.ok()) return attrs.error();
     const std::string previous = inodes_.ExchangeOpenEtag(ino, attrs->etag);
     opened.keep_cache = !attrs->etag.empty() && previous == attrs->etag;
-    h->reader = readers_->Open({in->bucket, in->key, attrs->etag, attrs->size});
+    const ObjectVersion version{in->bucket, in->key, attrs->etag, attrs->size};
+    h->reader = readers_->Open(version);
+    if (want_local_copy) opened.local_copy = readers_->VerifiedCopy(version);
     h->etag = attrs->etag;
     record.size = attrs->size;
     record.etag = attrs->etag;

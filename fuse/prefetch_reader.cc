@@ -77,8 +77,10 @@ class PrefetchReader : public FileReader {
 
 class PrefetchReaderFactory : public FileReaderFactory {
  public:
-  PrefetchReaderFactory(std::shared_ptr<prefetch::Prefetcher> prefetcher, int reply_threads)
+  PrefetchReaderFactory(std::shared_ptr<prefetch::Prefetcher> prefetcher, int reply_threads,
+                        std::shared_ptr<cache::DataCache> data_cache)
       : prefetcher_(std::move(prefetcher)),
+        data_cache_(std::move(data_cache)),
         replies_(reply_threads > 0 ? std::make_unique<base::WorkerPool>(reply_threads) : nullptr) {}
   ~PrefetchReaderFactory() override {
     // No fetch completes after this, so no reader posts to replies_ any more;
@@ -101,17 +103,26 @@ class PrefetchReaderFactory : public FileReaderFactory {
   void HintNextFiles(const std::vector<ObjectVersion>& next) override {
     prefetcher_->HintNextFiles(next);
   }
+  std::shared_ptr<cache::CachedFile> VerifiedCopy(const ObjectVersion& v) override {
+    if (data_cache_ == nullptr) return nullptr;
+    auto file = data_cache_->Acquire(v, /*create=*/false);
+    if (file == nullptr || !file->VerifiedComplete()) return nullptr;
+    return file;
+  }
 
  private:
   const std::shared_ptr<prefetch::Prefetcher> prefetcher_;
+  const std::shared_ptr<cache::DataCache> data_cache_;
   std::unique_ptr<base::WorkerPool> replies_;
 };
 
 }  // namespace
 
 std::shared_ptr<FileReaderFactory> MakePrefetchReaderFactory(
-    std::shared_ptr<prefetch::Prefetcher> prefetcher, int reply_threads) {
-  return std::make_shared<PrefetchReaderFactory>(std::move(prefetcher), reply_threads);
+    std::shared_ptr<prefetch::Prefetcher> prefetcher, int reply_threads,
+    std::shared_ptr<cache::DataCache> data_cache) {
+  return std::make_shared<PrefetchReaderFactory>(std::move(prefetcher), reply_threads,
+                                                 std::move(data_cache));
 }
 
 }  // namespace bucketfs::fs

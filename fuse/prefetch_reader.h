@@ -16,7 +16,10 @@ namespace bucketfs::fs {
 // the fetch), so that transport threads go back to their sockets at once.
 // Reads whose bytes are already there are answered on the calling thread.
 // REQUIRES: prefetcher != nullptr; it outlives every reader made.
+// `data_cache` (may be null): the cache the prefetcher's source fills, whose
+// complete verified files are offered for passthrough (VerifiedCopy).
 std::shared_ptr<FileReaderFactory> MakePrefetchReaderFactory(
-    std::shared_ptr<prefetch::Prefetcher> prefetcher, int reply_threads = 0);
+    std::shared_ptr<prefetch::Prefetcher> prefetcher, int reply_threads = 0,
+    std::shared_ptr<cache::DataCache> data_cache = nullptr);
 
 }  // namespace bucketfs::fs

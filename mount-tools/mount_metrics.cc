@@ -161,6 +161,41 @@ std::unique_ptr<fs::FuseObserver> MakeFuseMetrics(Registry& registry) {
   return std::make_unique<FuseMetrics>(registry);
 }
 
+void AddDataCacheMetrics(Registry& registry, const std::shared_ptr<cache::DataCache>& cache) {
+  std::weak_ptr<cache::DataCache> weak = cache;
+  auto stat = [weak](uint64_t cache::DataCacheStats::*field) {
+    return [weak, field]() -> double {
+      auto c = weak.lock();
+      return c ? static_cast<double>(c->stats().*field) : 0;
+    };
+  };
+  using S = cache::DataCacheStats;
+  registry.AddCounterFn("bucketfs_data_cache_reads_total",
+                        "Fetches served from the local data cache (hit) or not (miss).",
+                        {{"result", "hit"}}, stat(&S::hits));
+  registry.AddCounterFn("bucketfs_data_cache_reads_total", "", {{"result", "miss"}},
+                        stat(&S::misses));
+  registry.AddCounterFn("bucketfs_data_cache_hit_bytes_total", "Bytes served from the data cache.",
+                        {}, stat(&S::hit_bytes));
+  registry.AddCounterFn("bucketfs_data_cache_filled_bytes_total",
+                        "Bytes written into the data cache on their way to a reader.", {},
+                        stat(&S::filled_bytes));
+  registry.AddCounterFn("bucketfs_data_cache_bad_blocks_total",
+                        "Cached blocks whose checksum failed (dropped and fetched again).", {},
+                        stat(&S::bad_blocks));
+  registry.AddCounterFn("bucketfs_data_cache_evicted_bytes_total",
+                        "Bytes evicted from the data cache.", {}, stat(&S::evicted_bytes));
+  registry.AddCounterFn("bucketfs_data_cache_refused_fills_total",
+                        "Fills dropped because the cache or its disk was full.", {},
+                        stat(&S::refused_fills));
+  registry.AddGaugeFn("bucketfs_data_cache_bytes",
+                      "Bytes in the data cache (every process sharing the directory).", {},
+                      [weak]() -> double {
+                        auto c = weak.lock();
+                        return c ? static_cast<double>(c->TotalBytes()) : 0;
+                      });
+}
+
 void AddPrefetchMetrics(Registry& registry,
                         const std::shared_ptr<prefetch::Prefetcher>& prefetcher) {
   std::weak_ptr<prefetch::Prefetcher> weak = prefetcher;

@@ -8,6 +8,7 @@
 
 #include <memory>
 
+#include "cache/data_cache.h"
 #include "fuse-adapter/fuse_observer.h"
 #include "fuse/filesystem.h"
 #include "metrics/registry.h"
@@ -22,6 +23,9 @@ std::unique_ptr<fs::FuseObserver> MakeFuseMetrics(metrics::Registry& registry);
 
 // Series read from the prefetcher at scrape time (memory in use, fetched
 // bytes, read hits and misses). Holds it weakly.
+// The data cache's hits, fills, bad blocks, evictions and size.
+void AddDataCacheMetrics(metrics::Registry& registry,
+                         const std::shared_ptr<cache::DataCache>& cache);
 void AddPrefetchMetrics(metrics::Registry& registry,
                         const std::shared_ptr<prefetch::Prefetcher>& prefetcher);
 // Series read from the core at scrape time (metadata cache hits and misses).

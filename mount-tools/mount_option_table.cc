@@ -219,7 +219,38 @@ const std::vector<OptionSpec>& Specs() {
          b.opts.fs.cache_dir = std::string(v);
          return Status::Ok();
        },
-       "DIR for the local data cache"},
+       "DIR for the local caches: metadata, and object data (see --max-cache-size)"},
+      {"max-cache-size", true,
+       [](Builder& b, std::string_view v) -> Status {
+         if (!v.empty() && v.back() == '%') {
+           auto pct = ParseInt<int>(v.substr(0, v.size() - 1), "max-cache-size", 1, 95);
+           if (!pct) return pct.error();
+           b.opts.fs.max_cache_percent = *pct;
+           b.opts.fs.max_cache_bytes = 0;
+           return Status::Ok();
+         }
+         auto size = ParseSize(v);
+         if (!size) return size.error();
+         if (*size == 0) return UsageError("must be more than 0");
+         b.opts.fs.max_cache_bytes = *size;
+         return Status::Ok();
+       },
+       "SIZE|N% of the --cache file system the data cache may hold (10%); fills also stop while "
+       "that file system has less than 5% free"},
+      {"no-data-cache", false,
+       [](Builder& b, std::string_view) {
+         b.opts.fs.data_cache = false;
+         return Status::Ok();
+       },
+       "keep only metadata under --cache, no object data"},
+      {"no-passthrough", false,
+       [](Builder& b, std::string_view) {
+         b.opts.fs.passthrough = false;
+         return Status::Ok();
+       },
+       "serve fully cached files through the daemon; by default the kernel reads them from the "
+       "cache itself (FUSE passthrough, Linux 6.9+, needs CAP_SYS_ADMIN; the log says which mode "
+       "is active)"},
       {"part-size", true,
        PartSize(&fs::FsConfig::write_part_size, s3::kMinPartSize, s3::kMaxPartSize),
        "SIZE of multipart upload parts (16M)"},

@@ -1,11 +1,16 @@
 #include "mount-tools/mount_wiring.h"
 
 #include <spdlog/spdlog.h>
+#include <sys/statvfs.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include "fuse/prefetch_reader.h"
 #include "fuse/staged_writer_factory.h"
 #include "memory/memory_budget.h"
 #include "mount-tools/mount_metrics.h"
+#include "prefetch/caching_range_source.h"
 #include "prefetch/object_client_range_source.h"
 #include "prefetch/prefetcher.h"
 
@@ -16,6 +21,38 @@ namespace {
 // each reply through the page cache is a copy of up to 1 MiB by the kernel,
 // and a part of 8 MiB completes several at once.
 constexpr int kReplyThreads = 4;
+// Threads that read cache hits and write fills (prefetch/caching_range_source.h).
+constexpr int kCacheThreads = 4;
+// Fills stop while the cache's file system has less than this share free,
+// whatever the size limit: room for everything else on that disk.
+constexpr double kCacheMinFreeFraction = 0.05;
+
+// The data cache under config.cache_dir/data, or null (not asked for, or it
+// cannot be opened: the mount then reads without it, and says so).
+std::shared_ptr<cache::DataCache> OpenDataCache(const fs::FsConfig& config) {
+  if (config.cache_dir.empty() || !config.data_cache) return nullptr;
+  struct statvfs vfs {};
+  if (::statvfs(config.cache_dir.c_str(), &vfs) != 0) {
+    spdlog::warn("data cache off: cannot stat {}: {}", config.cache_dir, std::strerror(errno));
+    return nullptr;
+  }
+  const double fs_bytes = static_cast<double>(vfs.f_blocks) * static_cast<double>(vfs.f_frsize);
+  cache::DataCacheOptions o;
+  o.dir = config.cache_dir + "/data";
+  o.scope = config.cache_scope;
+  o.max_bytes = config.max_cache_bytes > 0
+                    ? config.max_cache_bytes
+                    : static_cast<uint64_t>(fs_bytes * config.max_cache_percent / 100);
+  o.min_free_bytes = static_cast<uint64_t>(fs_bytes * kCacheMinFreeFraction);
+  auto opened = cache::DataCache::Open(o);
+  if (!opened.ok()) {
+    spdlog::warn("data cache in {} not used: {}", o.dir, opened.error().ToString());
+    return nullptr;
+  }
+  spdlog::info("data cache {}: limit {} MiB (holding {} MiB), fills stop below {} MiB free", o.dir,
+               o.max_bytes >> 20, (*opened)->TotalBytes() >> 20, o.min_free_bytes >> 20);
+  return *opened;
+}
 
 std::shared_ptr<fs::FileReaderFactory> BuildReaders(const std::shared_ptr<s3::ObjectClient>& client,
                                                     const fs::FsConfig& config,
@@ -31,10 +68,18 @@ std::shared_ptr<fs::FileReaderFactory> BuildReaders(const std::shared_ptr<s3::Ob
   // its own, a PartBufferBudget of config.max_upload_memory.
   auto budget = std::make_shared<memory::MemoryBudget>(
       pc.budget_bytes > 0 ? pc.budget_bytes : memory::MemoryBudget::DefaultBudgetBytes());
-  auto prefetcher = std::make_shared<prefetch::Prefetcher>(
-      pc, std::make_shared<prefetch::ObjectClientRangeSource>(client), std::move(budget));
+  std::shared_ptr<prefetch::RangeSource> source =
+      std::make_shared<prefetch::ObjectClientRangeSource>(client);
+  auto data_cache = OpenDataCache(config);
+  if (data_cache != nullptr) {
+    source = std::make_shared<prefetch::CachingRangeSource>(std::move(source), data_cache,
+                                                            kCacheThreads);
+    if (registry != nullptr) AddDataCacheMetrics(*registry, data_cache);
+  }
+  auto prefetcher =
+      std::make_shared<prefetch::Prefetcher>(pc, std::move(source), std::move(budget));
   if (registry != nullptr) AddPrefetchMetrics(*registry, prefetcher);
-  return fs::MakePrefetchReaderFactory(std::move(prefetcher), kReplyThreads);
+  return fs::MakePrefetchReaderFactory(std::move(prefetcher), kReplyThreads, std::move(data_cache));
 }
 
 }  // namespace

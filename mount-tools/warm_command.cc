@@ -4,12 +4,16 @@
 // mount with the same cache, then sends no metadata request at all.
 // Draws a progress bar (entries) and prints a final count.
 //
-// --data would also read every file into a data cache; bucketfs has no data
-// cache yet, so it is refused with a clear error rather than ignored.
+// --data then reads every file under PATH to its end (data_warmer.h), so the
+// mount's data cache (--cache) holds the bytes too: a progress bar in bytes
+// and a final count; a rerun fetches only what is not cached yet.
+#include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -18,6 +22,7 @@
 #include <thread>
 
 #include "mount-tools/commands.h"
+#include "mount-tools/data_warmer.h"
 #include "mount-tools/progress_bar.h"
 #include "mount-tools/tree_warmer.h"
 
@@ -25,6 +30,51 @@ namespace bucketfs::tools {
 namespace {
 
 constexpr long kFuseSuperMagic = 0x65735546;
+
+// Reads every file under `path` (--data); the exit status.
+int WarmData(const std::string& path, int threads, bool no_progress) {
+  auto files = DataWarmer::ListFiles(path);
+  if (!files.ok()) {
+    std::fprintf(stderr, "bucketfs warm: %s\n", files.error().message.c_str());
+    return 1;
+  }
+  uint64_t total = 0;
+  for (const auto& f : *files) {
+    struct stat st {};
+    if (::stat(f.c_str(), &st) == 0) total += static_cast<uint64_t>(st.st_size);
+  }
+  DataWarmer warmer(std::min(threads, 8));  // files at once: a few streams fill the link
+  const auto start = std::chrono::steady_clock::now();
+  DataWarmCounts counts;
+  {
+    ProgressBar bar("warm data " + path, total, ProgressBar::ShouldShow(no_progress));
+    std::atomic<bool> done{false};
+    std::thread feed([&] {
+      while (!done.load()) {
+        const uint64_t now = warmer.bytes();
+        if (now > bar.done()) bar.Add(now - bar.done());
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    });
+    counts = warmer.Run(*files);
+    done = true;
+    feed.join();
+    bar.Finish();
+  }
+  const double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("read %s: %llu files, %llu bytes in %.2f s (%.1f MiB/s)\n", path.c_str(),
+              static_cast<unsigned long long>(counts.files),
+              static_cast<unsigned long long>(counts.bytes), secs,
+              secs > 0 ? static_cast<double>(counts.bytes) / secs / (1 << 20) : 0.0);
+  if (counts.errors > 0) {
+    std::fprintf(stderr,
+                 "bucketfs warm: %llu files could not be read (run again to resume); first: %s\n",
+                 static_cast<unsigned long long>(counts.errors), counts.first_error.c_str());
+    return 1;
+  }
+  return 0;
+}
 
 }  // namespace
 
@@ -36,7 +86,8 @@ int RunWarmCommand(int argc, char** argv) {
   int threads = 16;
   bool no_progress = false;
   app.add_option("path", path, "a directory inside a bucketfs mount")->required();
-  app.add_flag("--data", data, "also read every file into the data cache (not available yet)");
+  app.add_flag("--data", data,
+               "also read every file, so the mount's data cache (--cache) holds its bytes");
   app.add_option("--threads", threads, "directories read at once (default 16)")
       ->check(CLI::Range(1, 256));
   app.add_flag("--no-progress", no_progress, "no progress bar");
@@ -44,12 +95,6 @@ int RunWarmCommand(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
-  }
-  if (data) {
-    std::fprintf(stderr,
-                 "bucketfs warm: --data is not available yet: bucketfs has no data cache, so "
-                 "there is nowhere to keep the bytes (run without --data to warm the metadata)\n");
-    return 2;
   }
   struct statfs fs {};
   if (::statfs(path.c_str(), &fs) != 0) {
@@ -96,7 +141,7 @@ int RunWarmCommand(int argc, char** argv) {
                  static_cast<unsigned long long>(counts->errors), counts->first_error.c_str());
     return 1;
   }
-  return 0;
+  return data ? WarmData(path, threads, no_progress) : 0;
 }
 
 }  // namespace bucketfs::tools

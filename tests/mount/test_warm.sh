@@ -3,7 +3,8 @@
 # counter proves what reached the server):
 #   warm        `bucketfs warm MNT` counts the whole tree
 #   job         a find after the warm, and after a remount, sends no request
-#   data        --data is refused with "not available yet", not ignored
+#   data        --data reads every file into the data cache: reading them
+#               afterwards sends no request, a second --data run neither
 #   not-a-mount a path outside a FUSE mount is refused
 #   corrupt     a truncated or garbage cache file is rebuilt: the mount works
 # Usage: test_warm.sh s3sim   (s3rver has no request counter: skipped)
@@ -47,11 +48,19 @@ check "warm of a subtree after a remount" bash -c \
   "timeout 60 '$BUCKETFS' warm '$MNT/d07' --no-progress | grep -q ' 25 files, '"
 check "warm of a cached subtree: zero requests" test "$(requests)" -eq 0
 
-rc=0
-err=$(timeout 60 "$BUCKETFS" warm "$MNT" --data 2>&1 >/dev/null) || rc=$?
-log "warm --data: rc $rc: $err"
-check "warm --data exits 2" test "$rc" -eq 2
-check "warm --data says it is not available yet" grep -q "not available yet" <<<"$err"
+reset_stats
+out=$(timeout 120 "$BUCKETFS" warm "$MNT/d03" --data --no-progress)
+log "$out (requests: $(requests))"
+check "warm --data reads the subtree's 25 files" grep -q "read $MNT/d03: 25 files, 25 bytes" <<<"$out"
+check "warm --data fetched them" test "$(requests)" -gt 0
+reset_stats
+check "warm --data again: every file read" bash -c \
+  "timeout 60 '$BUCKETFS' warm '$MNT/d03' --data --no-progress | grep -q ' 25 files, '"
+check "warm --data again: zero requests" test "$(requests)" -eq 0
+reset_stats
+sync; echo 3 >/proc/sys/vm/drop_caches
+check "files read after warm --data" bash -c "cat '$MNT'/d03/sub/* '$MNT'/d03/obj-* >/dev/null"
+check "files read after warm --data: zero requests" test "$(requests)" -eq 0
 rc=0
 timeout 60 "$BUCKETFS" warm "$TMP" --no-progress >/dev/null 2>&1 || rc=$?
 check "warm outside a mount exits 2" test "$rc" -eq 2
