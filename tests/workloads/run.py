@@ -111,8 +111,22 @@ def run_target(target, workloads, args, server, bins, workdir, manifest, store):
     return rows
 
 
+def missing_requirements():
+    try:
+        import h5py, PIL, torch, torchvision  # noqa: F401,E401
+    except ImportError as e:
+        return f"{e.name} is missing (mount-tools/install-deps.sh installs it)"
+    if not os.path.exists("/dev/fuse"):
+        return "/dev/fuse is missing"
+    return None
+
+
 def main(argv):
     args = parse_args(argv)
+    why = missing_requirements()
+    if why:
+        print(f"SKIP: {why}")
+        return 77
     targets = [t for t in args.targets.split(",") if t]
     workloads = [w for w in args.workloads.split(",") if w]
     for w in workloads:
