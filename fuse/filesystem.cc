@@ -15,9 +15,9 @@ namespace {
 
 constexpr int kListingPrefetchWorkers = 16;  // LISTs in flight for a recursive walk
 // Files of an announced read order fetched ahead of the furthest one opened
-// (twice this stays within the read path's 64 hinted files: those behind
-// are kept for readers that lag), and the HEADs resolving them at once.
-constexpr size_t kReadOrderWindow = 32;
+// (and kept behind it for workers that lag: a DataLoader's workers open
+// batches far apart), and the HEADs resolving them at once.
+constexpr size_t kReadOrderWindow = 64;
 constexpr int kReadOrderResolvers = 8;
 
 NameCache::Options NameCacheOptions(const FsConfig& c) {

@@ -5,10 +5,10 @@ bucket and the mount's metrics URL). What s3sim's counters and the
 mount's metrics must show:
   unused     without an announced order, reading files in shuffled order
              starts no fetch ahead (the mount's order counters stay at 0)
-  bounded    announcing 60 files fetches the first 32 (the window) and no more
+  bounded    announcing 80 files fetches the first 64 (the window) and no more
   in order   reading them in the announced order: every open adopts the file
-             fetched ahead (hint hits = 60), each file is fetched once
-             (60 GETs), bytes exact
+             fetched ahead (hint hits = 80), each file is fetched once
+             (80 GETs), bytes exact
   refused    a path outside the mount, or a bad command, is an error reply
 Prints one line per check; exits 1 when one failed."""
 import hashlib
@@ -24,7 +24,7 @@ import boto3  # noqa: E402
 import bucketfs_order  # noqa: E402
 
 MNT, ENDPOINT, BUCKET, METRICS = sys.argv[1:5]
-WINDOW = 32
+WINDOW = 64
 FAILED = []
 
 
@@ -98,25 +98,25 @@ check("unused: no open adopted a file fetched ahead",
       metric("bucketfs_prefetch_hint_hits_total") == hits0)
 
 # bounded
-order = keys[20:80]
+order = keys[20:100]
 rng.shuffle(order)
 reset()
-check("announce 60 files", bucketfs_order.announce(MNT, [os.path.join(MNT, k) for k in order]))
+check("announce 80 files", bucketfs_order.announce(MNT, [os.path.join(MNT, k) for k in order]))
 gets = settle("GetObject", WINDOW)
 check(f"bounded: the first {WINDOW} are fetched ahead, no more", gets == WINDOW, f"{gets} GETs")
 st = bucketfs_order.status(MNT)
-check("bounded: 60 announced, none opened", st["announced"] == 60 and st["opened"] == 0, str(st))
+check("bounded: 80 announced, none opened", st["announced"] == 80 and st["opened"] == 0, str(st))
 
 # in order
 hits0 = metric("bucketfs_prefetch_hint_hits_total")
 bad = read(order)
 check("in order: bytes exact", not bad, f"{len(bad)} differ")
 hits = metric("bucketfs_prefetch_hint_hits_total") - hits0
-check("in order: every open adopted its file fetched ahead", hits == 60, f"{hits:.0f} hits")
-gets = settle("GetObject", 60, seconds=5)
-check("in order: each file fetched once", gets == 60, f"{gets} GETs")
+check("in order: every open adopted its file fetched ahead", hits == 80, f"{hits:.0f} hits")
+gets = settle("GetObject", 80, seconds=5)
+check("in order: each file fetched once", gets == 80, f"{gets} GETs")
 st = bucketfs_order.status(MNT)
-check("in order: 60 opened, cursor at the end", st["opened"] == 60 and st["cursor"] == 60, str(st))
+check("in order: 80 opened, cursor at the end", st["opened"] == 80 and st["cursor"] == 80, str(st))
 
 # refused
 sock = bucketfs_order.socket_path(MNT)
@@ -131,5 +131,5 @@ with socket.socket(socket.AF_UNIX) as s:
         except RuntimeError as e:
             check(f"refused: {why}", str(e).startswith("error"), str(e))
 st = bucketfs_order.status(MNT)
-check("refused: the order is unchanged", st["announced"] == 60, str(st))
+check("refused: the order is unchanged", st["announced"] == 80, str(st))
 sys.exit(1 if FAILED else 0)

@@ -93,8 +93,10 @@ def run_target(target, workloads, args, server, bins, workdir, manifest, store):
             if mount:
                 mount.check_alive()
                 cpu, rss = daemon_usage(mount.pid)
-                for r in results:
-                    r["daemon_cpu_s"], r["daemon_peak_rss_mib"] = cpu - cpu0, rss
+                gib = sum(r["bytes"] for r in results) / (1 << 30)
+                for r in results:  # the workload's phases together
+                    r["daemon_cpu_s_per_gib"] = (cpu - cpu0) / gib if gib else None
+                    r["daemon_peak_rss_mib"] = rss
             for r in results:
                 r["target"] = target
                 r["error"] = error
