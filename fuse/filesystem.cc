@@ -14,6 +14,11 @@ namespace bucketfs::fs {
 namespace {
 
 constexpr int kListingPrefetchWorkers = 16;  // LISTs in flight for a recursive walk
+// Files of an announced read order fetched ahead of the furthest one opened
+// (and kept behind it for workers that lag: a DataLoader's workers open
+// batches far apart), and the HEADs resolving them at once.
+constexpr size_t kReadOrderWindow = 64;
+constexpr int kReadOrderResolvers = 8;
 
 NameCache::Options NameCacheOptions(const FsConfig& c) {
   NameCache::Options o;
@@ -49,7 +54,9 @@ Filesystem::Filesystem(std::shared_ptr<s3::ObjectClient> client, FsConfig config
                                    : nullptr),
       kept_(config_.async_close ? std::make_unique<KeptUploads>(KeptUploadsDir(config_)) : nullptr),
       // Every FUSE thread's LIST, and a few listings for lookups beside them.
-      lookup_pool_(std::make_unique<base::WorkerPool>(config_.max_threads + 4)) {
+      lookup_pool_(std::make_unique<base::WorkerPool>(config_.max_threads + 4)),
+      order_(std::make_unique<ReadOrder>(kReadOrderWindow)),
+      order_pool_(std::make_unique<base::WorkerPool>(kReadOrderResolvers)) {
   if (!client_ || !readers_ || !writers_) {
     spdlog::critical("Filesystem built without an S3 client, a read path or a write-back");
     std::abort();

@@ -37,6 +37,8 @@
 #include <set>
 #include <span>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "base/mutex.h"
 #include "base/task_runner.h"
@@ -52,6 +54,7 @@
 #include "fuse/local_namespace.h"
 #include "fuse/name_cache.h"
 #include "fuse/pending_uploads.h"
+#include "fuse/read_order.h"
 #include "fuse/sibling_hints.h"
 #include "fuse/stat_walkers.h"
 #include "handover/session_journal.h"
@@ -153,6 +156,13 @@ class Filesystem {
   void ServeRead(uint64_t fh, uint64_t offset, size_t size, ReadDone done);
   // Final close of a handle: commits a pending upload (its error is logged).
   void Release(uint64_t fh);
+
+  // --- Read order (fs_read_order.cc, read_order.h): the files a loader will
+  // open, in order, as paths relative to the mountpoint; `reset` replaces the
+  // order, else the paths are appended. Returns how many were taken; a bad
+  // path is an EINVAL error and nothing is taken.
+  Result<size_t> AnnounceOrder(bool reset, const std::vector<std::string>& paths);
+  ReadOrder::Stats read_order_stats() const { return order_->stats(); }
 
   // --- Writing (fs_write.cc)
   Result<std::pair<Entry, OpenedFile>> Create(Ino parent, const std::string& name, int flags,
@@ -300,6 +310,13 @@ class Filesystem {
   // A released handle of an unlinked name: the last one deletes the object.
   void ReleaseUnlinked(FileHandle& handle);
 
+  // fs_read_order.cc
+  Result<ReadOrder::Target> OrderTarget(std::string_view path) const;
+  // Resolves the files entering the order's window, then hints the read path.
+  void AdvanceOrder();
+  // The version to fetch ahead for `t`; nullopt: none (being written, gone, a link).
+  std::optional<ObjectVersion> ResolveForOrder(const ReadOrder::Target& t);
+
   void JournalOpen(uint64_t fh, Ino ino, handover::HandleKind kind, uint64_t size = 0,
                    const std::string& etag = {});
   void JournalClose(uint64_t fh);
@@ -362,6 +379,10 @@ class Filesystem {
   // The LISTs that run beside a lookup's HEAD and the listings fetched for
   // lookups. Last member: destroyed (drained) before what its tasks use.
   const std::unique_ptr<base::WorkerPool> lookup_pool_;
+  // The announced read order, and where its files are resolved (HEADs off the
+  // FUSE threads); destroyed (drained) first.
+  const std::unique_ptr<ReadOrder> order_;
+  const std::unique_ptr<base::WorkerPool> order_pool_;
 };
 
 // The errno an error carries, for the FUSE edge.

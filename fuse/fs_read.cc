@@ -81,7 +81,10 @@ Result<OpenedFile> Filesystem::Open(Ino ino, int flags, pid_t pid, bool want_loc
     h->etag = attrs->etag;
     record.size = attrs->size;
     record.etag = attrs->etag;
-    if (auto next = siblings_.AfterInOrder(in->parent, in->name, kHintedSiblings); !next.empty()) {
+    if (order_->Opened(in->bucket, in->key)) {
+      AdvanceOrder();  // an announced order replaces the guess from the listing
+    } else if (auto next = siblings_.AfterInOrder(in->parent, in->name, kHintedSiblings);
+               !next.empty()) {
       readers_->HintNextFiles(next);
     }
   }

@@ -37,6 +37,7 @@
 #include "mount-tools/mount_options.h"
 #include "mount-tools/mount_upgrade.h"
 #include "mount-tools/mount_wiring.h"
+#include "mount-tools/order_command.h"
 #include "mount-tools/service_notifier.h"
 #include "mount-tools/status_snapshot.h"
 #include "mount-tools/systemd_fd_store.h"
@@ -82,7 +83,8 @@ void SetReadBudget(fs::FsConfig& config) {
 // when it cannot be made: the mount works without it.
 std::unique_ptr<ControlServer> StartControlSocket(const MountOptions& options,
                                                   const metrics::Registry& registry,
-                                                  MountUpgrade& upgrade) {
+                                                  MountUpgrade& upgrade,
+                                                  fs::Filesystem& filesystem) {
   const std::string dir = ControlSocketDir();
   if (Status s = MakeControlSocketDir(dir); !s.ok()) {
     spdlog::warn("no control socket (bucketfs status will not see this mount): {}",
@@ -103,6 +105,9 @@ std::unique_ptr<ControlServer> StartControlSocket(const MountOptions& options,
       });
   (*server)->Register("handover", [&upgrade](const ControlRequest& r, int stop_fd) {
     return upgrade.Handle(r, stop_fd);
+  });
+  (*server)->Register("order", [&filesystem](const ControlRequest& r, int) {
+    return HandleOrderCommand(filesystem, r);
   });
   (*server)->Start();
   spdlog::info("control socket {}", (*server)->path());
@@ -164,7 +169,8 @@ int Serve(const MountOptions& options, const s3::ClientConfig& client_config, co
     spdlog::info("metrics at http://{}:{}/metrics", options.metrics_addr->host,
                  metrics_server->port());
   }
-  std::unique_ptr<ControlServer> control = StartControlSocket(options, registry, upgrade);
+  std::unique_ptr<ControlServer> control =
+      StartControlSocket(options, registry, upgrade, *filesystem);
   // Declared after the filesystem: its thread reads the counters until Stop.
   const SystemdNotifier systemd =
       options.fuse.foreground ? SystemdNotifier() : SystemdNotifier::Disabled();

@@ -226,9 +226,10 @@ void AddPrefetchMetrics(Registry& registry,
   registry.AddCounterFn("bucketfs_prefetch_wasted_bytes_total",
                         "Bytes fetched ahead and dropped before any read was served from them.", {},
                         stat(&S::wasted_bytes));
-  registry.AddCounterFn("bucketfs_prefetch_hint_hits_total",
-                        "Opens that adopted a small file fetched ahead by a sibling hint.", {},
-                        stat(&S::hint_hits));
+  registry.AddCounterFn(
+      "bucketfs_prefetch_hint_hits_total",
+      "Opens that adopted a small file fetched ahead (sibling hint or read order).", {},
+      stat(&S::hint_hits));
 }
 
 void AddFilesystemMetrics(Registry& registry, const fs::Filesystem& filesystem) {

@@ -93,8 +93,10 @@ def run_target(target, workloads, args, server, bins, workdir, manifest, store):
             if mount:
                 mount.check_alive()
                 cpu, rss = daemon_usage(mount.pid)
-                for r in results:
-                    r["daemon_cpu_s"], r["daemon_peak_rss_mib"] = cpu - cpu0, rss
+                gib = sum(r["bytes"] for r in results) / (1 << 30)
+                for r in results:  # the workload's phases together
+                    r["daemon_cpu_s_per_gib"] = (cpu - cpu0) / gib if gib else None
+                    r["daemon_peak_rss_mib"] = rss
             for r in results:
                 r["target"] = target
                 r["error"] = error
@@ -111,8 +113,22 @@ def run_target(target, workloads, args, server, bins, workdir, manifest, store):
     return rows
 
 
+def missing_requirements():
+    try:
+        import h5py, PIL, torch, torchvision  # noqa: F401,E401
+    except ImportError as e:
+        return f"{e.name} is missing (mount-tools/install-deps.sh installs it)"
+    if not os.path.exists("/dev/fuse"):
+        return "/dev/fuse is missing"
+    return None
+
+
 def main(argv):
     args = parse_args(argv)
+    why = missing_requirements()
+    if why:
+        print(f"SKIP: {why}")
+        return 77
     targets = [t for t in args.targets.split(",") if t]
     workloads = [w for w in args.workloads.split(",") if w]
     for w in workloads:

@@ -31,9 +31,7 @@ def table(rows):
     for r in rows:
         for peer in ("direct", "bucketfs", "s3fs", "rclone"):
             r[f"x_{peer}"] = ratio(r, peer) if r["target"] != peer else None
-        cpu = r.get("daemon_cpu_s")
-        cpu_gib = cpu / (r["bytes"] / (1 << 30)) if cpu is not None and r["bytes"] else None
-        r["daemon_cpu_s_per_gib"] = cpu_gib
+        cpu_gib = r.get("daemon_cpu_s_per_gib")
         rss = r.get("daemon_peak_rss_mib")
         mark = f"  ERROR {r['error']}" if r.get("error") else ""
         lines.append(
@@ -42,7 +40,8 @@ def table(rows):
             f"{fmt(r['x_bucketfs'], 10)} {fmt(r['x_s3fs'], 7)} {fmt(r['x_rclone'], 8)} "
             f"{fmt(cpu_gib, 9)} {(f'{rss:.0f}' if rss else '-'):>8} {r['bad']:>4}{mark}")
     lines.append("x <target>: samples/s of this row over that target's, same workload and phase. "
-                 "CPU s/GiB and RSS: the mount daemon (cumulative CPU over a workload's phases).")
+                 "CPU s/GiB: the mount daemon's CPU over all phases of the workload per GiB they moved; "
+                 "RSS: its peak so far.")
     return "\n".join(lines)
 
 
