@@ -49,6 +49,7 @@ int main(int argc, char** argv) {
   s3sim::Stats stats;
   s3sim::FaultInjector faults(opts->faults);
   s3sim::S3App app(opts->auth, &store, &faults, &stats);
+  app.SetHostile(opts->hostile);
   s3sim::HttpServer server(opts->server, &app);
   if (auto err = server.Listen()) {
     std::cerr << "s3sim: " << *err << "\n";

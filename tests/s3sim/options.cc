@@ -36,6 +36,10 @@ Faults (probabilities 0..1, drawn per request from --seed):
   --stall-rate P         stop sending a GET body (held for --stall-ms, default 600000)
   --fault-ops LIST       comma-separated methods or operations that may fault (default all)
   --fault-log PATH       append one JSON line per injected fault
+Hostile (aimed at some keys, see hostile.h; repeatable):
+  --hostile list-loop=PREFIX     listings under PREFIX repeat their continuation token
+  --hostile wrong-range=SUBSTR   ranged GETs of matching keys answer the range 1 byte later
+  --hostile short-body=SUBSTR    GETs of matching keys send half the Content-Length, close
 Admin: GET /__s3sim/stats, POST /__s3sim/reset-stats, GET /__s3sim/health
 )";
 }
@@ -138,6 +142,7 @@ std::optional<Options> ParseOptions(int argc, char** argv, std::string* message,
          }
          return true;
        }},
+      {"--hostile", [&](const std::string& v) { return AddHostileRule(o.hostile, v); }},
       {"--fault-log",
        [&](const std::string& v) {
          o.faults.log_path = v;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "tests/s3sim/faults.h"
+#include "tests/s3sim/hostile.h"
 #include "tests/s3sim/http_server.h"
 #include "tests/s3sim/preload.h"
 #include "tests/s3sim/sigv4_verifier.h"
@@ -18,6 +19,7 @@ struct Options {
   ServerConfig server;
   AuthConfig auth;
   FaultConfig faults;
+  HostileConfig hostile;  // --hostile KIND=MATCH
   std::string port_file;
   std::vector<std::string> buckets;
   std::vector<PreloadSpec> preloads;

@@ -9,9 +9,11 @@
 
 #include <atomic>
 #include <cstdint>
+#include <utility>
 
 #include "tests/s3sim/faults.h"
 #include "tests/s3sim/handlers.h"
+#include "tests/s3sim/hostile.h"
 #include "tests/s3sim/http_server.h"
 #include "tests/s3sim/sigv4_verifier.h"
 #include "tests/s3sim/stats.h"
@@ -22,6 +24,8 @@ namespace s3sim {
 class S3App : public HttpApp {
  public:
   S3App(AuthConfig auth, Store* store, FaultInjector* faults, Stats* stats);
+  // Before serving: the misbehaviours aimed at some keys (hostile.h).
+  void SetHostile(HostileConfig hostile) { hostile_ = std::move(hostile); }
 
   std::optional<HttpResponse> Precheck(const HttpRequest& req) override;
   HttpResponse Handle(HttpRequest& req) override;
@@ -42,6 +46,7 @@ class S3App : public HttpApp {
   FaultInjector* const faults_;
   Stats* const stats_;
   std::atomic<uint64_t> request_counter_{0};
+  HostileConfig hostile_;
 };
 
 }  // namespace s3sim
