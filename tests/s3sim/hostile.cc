@@ -56,9 +56,9 @@ std::optional<HttpResponse> HostileBefore(const std::string& kind, S3Request& r)
 
 void HostileAfter(const std::string& kind, HttpResponse& resp) {
   if (kind != "short-body" || (resp.status != 200 && resp.status != 206)) return;
-  if (resp.BodyLength() < 2) return;
+  // Nothing of the body: a client that resumes after each cut cannot creep to the end.
   resp.fault.kind = BodyFault::Kind::kTruncate;
-  resp.fault.cut_at = resp.BodyLength() / 2;
+  resp.fault.cut_at = 0;
 }
 
 }  // namespace s3sim

@@ -7,7 +7,7 @@
 //   wrong-range=SUBSTR  ranged GETs of keys holding SUBSTR get a 206 of the
 //                       range one byte later (labelled as such)
 //   short-body=SUBSTR   GETs of keys holding SUBSTR announce the whole
-//                       Content-Length, send half of it and close
+//                       Content-Length, then close before the body
 // Each answer is counted in the stats' faults as its kind.
 #ifndef TESTS_S3SIM_HOSTILE_H_
 #define TESTS_S3SIM_HOSTILE_H_

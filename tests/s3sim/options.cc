@@ -39,7 +39,7 @@ Faults (probabilities 0..1, drawn per request from --seed):
 Hostile (aimed at some keys, see hostile.h; repeatable):
   --hostile list-loop=PREFIX     listings under PREFIX repeat their continuation token
   --hostile wrong-range=SUBSTR   ranged GETs of matching keys answer the range 1 byte later
-  --hostile short-body=SUBSTR    GETs of matching keys send half the Content-Length, close
+  --hostile short-body=SUBSTR    GETs of matching keys announce a Content-Length, send no body
 Admin: GET /__s3sim/stats, POST /__s3sim/reset-stats, GET /__s3sim/health
 )";
 }
