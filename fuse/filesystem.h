@@ -387,5 +387,11 @@ class Filesystem {
 
 // The errno an error carries, for the FUSE edge.
 inline int ErrnoOf(const Error& e) { return e.errno_value > 0 ? e.errno_value : EIO; }
+// A write or resize past what one S3 object can hold: EFBIG at once, not at upload.
+inline Error FileTooLarge(const std::string& key, uint64_t size) {
+  return MakeError(
+      EFBIG, "FileTooLarge",
+      key + ": " + std::to_string(size) + " bytes is more than an S3 object holds (5 TiB)");
+}
 
 }  // namespace bucketfs::fs

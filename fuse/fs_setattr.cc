@@ -14,6 +14,9 @@ Result<struct stat> Filesystem::SetAttr(Ino ino, const SetAttrRequest& request) 
   auto in = inodes_.Get(ino);
   if (!in) return MakeError(ESTALE, "StaleInode", "inode was forgotten");
   if (config_.read_only) return MakeError(EROFS, "ReadOnly", "read-only mount");
+  if (request.size && *request.size > s3::kMaxObjectSize) {
+    return FileTooLarge(in->key, *request.size);
+  }
   if (request.size && in->kind == Kind::kFile) {
     if (auto local = local_.FileAttrs(in->bucket, in->key)) {
       // A file being written: its writer resizes it (ENOTSUP if it cannot).

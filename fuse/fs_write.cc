@@ -4,6 +4,7 @@
 #include "base/mutex.h"
 #include "fuse/filesystem.h"
 #include "fuse/fs_handles.h"
+#include "s3/s3_limits.h"
 
 namespace bucketfs::fs {
 namespace {
@@ -53,6 +54,9 @@ Result<size_t> Filesystem::Write(uint64_t fh, uint64_t offset, std::span<const s
   if (!h) return MakeError(EBADF, "BadHandle", "unknown file handle");
   if (h->lost) return LostWrites(h->bucket, h->key);
   if (!h->writer) return MakeError(EBADF, "ReadOnly", "file is open for reading only");
+  if (offset > s3::kMaxObjectSize || data.size() > s3::kMaxObjectSize - offset) {
+    return FileTooLarge(h->key, offset + data.size());
+  }
   h->written.store(true, std::memory_order_relaxed);
   Status s = h->writer->Write(offset, data);
   if (!s.ok()) {

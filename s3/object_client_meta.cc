@@ -30,7 +30,16 @@ Result<ListObjectsV2Result> S3ObjectClient::ListObjectsV2(const ListObjectsV2Par
   req.query.emplace_back("max-keys", std::to_string(p.max_keys));
   auto r = executor_.ExecuteSync(std::move(req));
   if (!r.ok()) return r.error();
-  return ParseListObjectsV2(r->body);
+  auto page = ParseListObjectsV2(r->body);
+  // A store that answers a token with the same token would be paged forever.
+  if (page.ok() && page->is_truncated && !p.continuation_token.empty() &&
+      page->next_continuation_token == p.continuation_token) {
+    return MakeError(EIO, "MalformedResponse",
+                     std::string(kOp) + " s3://" + p.bucket + "/" + p.prefix +
+                         ": NextContinuationToken repeats the continuation-token sent; the "
+                         "listing would never end");
+  }
+  return page;
 }
 
 Result<ListBucketsResult> S3ObjectClient::ListBuckets() {

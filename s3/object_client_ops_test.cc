@@ -246,6 +246,22 @@ TEST_F(ObjectClientTest, ListObjectsV2QueryAndParse) {
                                    "list-type=2&max-keys=50&prefix=d%2F&start-after=d%2F0");
 }
 
+// A store that answers a continuation token with the same token would keep
+// a walk paging forever: the repeat is an error, not another page.
+TEST_F(ObjectClientTest, ListObjectsV2RepeatedTokenIsAnError) {
+  fake_.AddResponse("GET", "/bkt?",
+                    FakeResponse{200,
+                                 {},
+                                 "<ListBucketResult><IsTruncated>true</IsTruncated>"
+                                 "<NextContinuationToken>again</NextContinuationToken>"
+                                 "</ListBucketResult>"});
+  ListObjectsV2Params p{"bkt", "d/", "/", "again", "", 10};
+  auto r = client_->ListObjectsV2(p);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().errno_value, EIO);
+  EXPECT_NE(r.error().message.find("never end"), std::string::npos) << r.error().message;
+}
+
 TEST_F(ObjectClientTest, ListObjectsV2BadBodiesAreClearErrors) {
   fake_.AddResponse("GET", "/bkt?",
                     FakeResponse{200,

@@ -51,6 +51,7 @@ int main(int argc, char** argv) {
   s3sim::S3App app(opts->auth, &store, &faults, &stats);
   s3sim::RateLimiter limiter(opts->rate_limit);
   if (limiter.enabled()) app.SetRateLimiter(&limiter);
+  app.SetHostile(opts->hostile);
   s3sim::HttpServer server(opts->server, &app);
   if (auto err = server.Listen()) {
     std::cerr << "s3sim: " << *err << "\n";

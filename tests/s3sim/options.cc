@@ -40,6 +40,10 @@ Throttling (503 SlowDown beyond the rate, counted as the fault "throttled" in st
   --rate-limit N         requests per second per bucket (default: no limit)
   --rate-burst N         requests a bucket may send at once above the rate (default N/10, >= 1)
   --rate-limit-per-prefix  limit each first key segment ("a/" of "a/b/c") on its own
+Hostile (aimed at some keys, see hostile.h; repeatable):
+  --hostile list-loop=PREFIX     listings under PREFIX repeat their continuation token
+  --hostile wrong-range=SUBSTR   ranged GETs of matching keys answer the range 1 byte later
+  --hostile short-body=SUBSTR    GETs of matching keys announce a Content-Length, send no body
 Admin: GET /__s3sim/stats, POST /__s3sim/reset-stats, GET /__s3sim/health
 )";
 }
@@ -144,6 +148,7 @@ std::optional<Options> ParseOptions(int argc, char** argv, std::string* message,
          }
          return true;
        }},
+      {"--hostile", [&](const std::string& v) { return AddHostileRule(o.hostile, v); }},
       {"--fault-log",
        [&](const std::string& v) {
          o.faults.log_path = v;

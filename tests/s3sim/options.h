@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "tests/s3sim/faults.h"
+#include "tests/s3sim/hostile.h"
 #include "tests/s3sim/http_server.h"
 #include "tests/s3sim/preload.h"
 #include "tests/s3sim/rate_limiter.h"
@@ -20,6 +21,7 @@ struct Options {
   AuthConfig auth;
   FaultConfig faults;
   RateLimitConfig rate_limit;
+  HostileConfig hostile;  // --hostile KIND=MATCH
   std::string port_file;
   std::vector<std::string> buckets;
   std::vector<PreloadSpec> preloads;

@@ -224,7 +224,11 @@ HttpResponse S3App::Dispatch(S3Request& r) {
 
   HttpResponse resp;
   const std::string& op = r.op;
-  if (op == "GetObject" || op == "HeadObject")
+  const std::string hostile = HostileKind(hostile_, r);
+  if (!hostile.empty()) stats_->CountFault(hostile);
+  if (auto replaced = hostile.empty() ? std::nullopt : HostileBefore(hostile, r))
+    resp = std::move(*replaced);
+  else if (op == "GetObject" || op == "HeadObject")
     resp = HandleGetObject(*store_, r);
   else if (op == "PutObject")
     resp = HandlePutObject(*store_, r);
@@ -272,6 +276,7 @@ HttpResponse S3App::Dispatch(S3Request& r) {
       stats_->CountFault(FaultName(resp.fault.kind));
     }
   }
+  if (!hostile.empty()) HostileAfter(hostile, resp);
   return resp;
 }
 

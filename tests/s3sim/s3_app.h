@@ -9,9 +9,11 @@
 
 #include <atomic>
 #include <cstdint>
+#include <utility>
 
 #include "tests/s3sim/faults.h"
 #include "tests/s3sim/handlers.h"
+#include "tests/s3sim/hostile.h"
 #include "tests/s3sim/http_server.h"
 #include "tests/s3sim/rate_limiter.h"
 #include "tests/s3sim/sigv4_verifier.h"
@@ -26,6 +28,8 @@ class S3App : public HttpApp {
   // Requests beyond `limiter`'s rate get 503 SlowDown (counted as the fault
   // "throttled"); it must outlive the app. Set before serving.
   void SetRateLimiter(RateLimiter* limiter) { limiter_ = limiter; }
+  // Before serving: the misbehaviours aimed at some keys (hostile.h).
+  void SetHostile(HostileConfig hostile) { hostile_ = std::move(hostile); }
 
   std::optional<HttpResponse> Precheck(const HttpRequest& req) override;
   HttpResponse Handle(HttpRequest& req) override;
@@ -47,6 +51,7 @@ class S3App : public HttpApp {
   Stats* const stats_;
   RateLimiter* limiter_ = nullptr;
   std::atomic<uint64_t> request_counter_{0};
+  HostileConfig hostile_;
 };
 
 }  // namespace s3sim
