@@ -232,7 +232,10 @@ void Read(fuse_req_t req, fuse_ino_t /*ino*/, size_t size, off_t off, fuse_file_
       fi->fh, static_cast<uint64_t>(off), size,
       [req, o, start](const Error* error, std::span<const std::span<const std::byte>> data) {
         if (error != nullptr) {
-          ReplyErrno(req, ErrnoOf(*error), FuseOp::kRead);
+          // A store that stalled past every retry failed the read like any
+          // other store failure: readers expect EIO; the log says it stalled.
+          const int err = ErrnoOf(*error);
+          ReplyErrno(req, err == ETIMEDOUT ? EIO : err, FuseOp::kRead);
         } else {
           std::vector<iovec> iov;
           iov.reserve(data.size());

@@ -37,7 +37,7 @@ log "source: $FILES files of $((SIZE >> 20)) MiB"
 fio_ make-source "$TMP/src" "$FILES" "$SIZE" 25
 
 # --- (1) 5% of requests fault, every kind.
-FAULTS=(--fail-rate 0.02 --reset-rate 0.01 --truncate-rate 0.01 --stall-rate 0.01
+FAULTS=(--fail-rate 0.02 --reset-rate 0.01 --truncate-rate 0.01 --stall-rate 0.02
         --stall-ms 60000 --seed 25 --fault-log "$TMP/faults.jsonl")
 restart_server "${FAULTS[@]}"
 fio_ put "$TMP/src" "$BUCKET" "read/"
