@@ -31,7 +31,7 @@ for key in "odd/a//b" "odd/./x" "odd/../y" "odd/$(printf 'n%.0s' $(seq 1 256))" 
   s3 put "$BUCKET" "$key" 3
 done
 
-check "mount" mount_bucket "$MNT" "s3://$BUCKET" --allow-delete
+check "mount" mount_bucket "$MNT" "s3://$BUCKET" --allow-delete --allow-overwrite
 check "good/plain reads back" alive
 
 log "keys from the store"
