@@ -22,4 +22,8 @@ std::string_view Trim(std::string_view s, std::string_view chars = kWhitespace);
 // or NUL-terminated as in /proc.
 std::vector<std::string_view> Split(std::string_view s, char delim);
 
+// True when `s` is well-formed UTF-8 (no overlong forms, no surrogates,
+// nothing above U+10FFFF): what S3 requires of every key.
+bool IsUtf8(std::string_view s);
+
 }  // namespace bucketfs::base

@@ -46,3 +46,24 @@ TEST(SplitTest, KeepsEmptyPiecesButNotAfterAFinalDelimiter) {
 
 }  // namespace
 }  // namespace bucketfs::base
+
+namespace bucketfs::base {
+namespace {
+
+TEST(IsUtf8Test, WellFormedTextPasses) {
+  EXPECT_TRUE(IsUtf8(""));
+  EXPECT_TRUE(IsUtf8("plain/ascii.txt"));
+  EXPECT_TRUE(IsUtf8("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"));  // é € 😀
+}
+
+TEST(IsUtf8Test, MalformedBytesFail) {
+  EXPECT_FALSE(IsUtf8("\xff\xfe"));          // never in UTF-8
+  EXPECT_FALSE(IsUtf8("a\xc3"));             // cut short
+  EXPECT_FALSE(IsUtf8("\xc3("));             // bad continuation
+  EXPECT_FALSE(IsUtf8("\xc0\xaf"));          // overlong '/'
+  EXPECT_FALSE(IsUtf8("\xed\xa0\x80"));      // a surrogate
+  EXPECT_FALSE(IsUtf8("\xf4\x90\x80\x80"));  // above U+10FFFF
+}
+
+}  // namespace
+}  // namespace bucketfs::base

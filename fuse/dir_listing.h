@@ -24,6 +24,8 @@
 namespace bucketfs::fs {
 
 inline constexpr size_t kMaxNameLength = 255;
+// S3's longest key in bytes: no object has a longer one.
+inline constexpr size_t kMaxKeyLength = 1024;
 
 // True when `name` can be a directory entry (see the rules above).
 bool IsValidName(std::string_view name);

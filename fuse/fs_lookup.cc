@@ -4,6 +4,7 @@
 #include <future>
 #include <memory>
 
+#include "base/strings.h"
 #include "fuse/filesystem.h"
 #include "fuse/object_type.h"
 
@@ -37,6 +38,9 @@ Status Filesystem::CheckWritable(const InodeSnapshot& dir, const std::string& na
   if (config_.read_only) return MakeError(EROFS, "ReadOnly", "read-only mount");
   if (name.size() > kMaxNameLength) return MakeError(ENAMETOOLONG, "NameTooLong", name);
   if (!IsValidName(name)) return MakeError(EINVAL, "InvalidName", name);
+  if (!base::IsUtf8(name)) {
+    return MakeError(EILSEQ, "InvalidName", "S3 keys are UTF-8; this name is not: " + name);
+  }
   if (IsBucketList(dir)) {
     return MakeError(EPERM, "BucketList", "the root of an all-buckets mount only lists buckets");
   }
@@ -70,6 +74,11 @@ Result<Filesystem::Resolved> Filesystem::Resolve(const InodeSnapshot& dir,
   }
   if (local_.HasDir(dir.bucket, dir_key)) return Resolved{Kind::kDir, dir.bucket, dir_key, {}};
   if (IsUnlinked(dir.bucket, file_key)) return MakeError(ENOENT, "NoSuchKey", file_key);
+  // Keys S3 cannot hold are absent without asking (a store answers such a
+  // request with an error, not with "no such key").
+  if (file_key.size() > kMaxKeyLength || !base::IsUtf8(name)) {
+    return MakeError(ENOENT, "NoSuchKey", file_key);
+  }
   if (auto hit = names_.Find(dir.bucket, dir.key, name)) {
     if (!hit->missing) {
       if (hit->kind == Kind::kDir) return Resolved{Kind::kDir, dir.bucket, dir_key, {}};
