@@ -235,9 +235,13 @@ Result<DeleteObjectsResult> ParseDeleteResult(std::string_view body,
     std::set<std::string_view> failed;
     for (const auto& f : out.failed) failed.insert(f.first);
     std::set<std::string_view> listed(out.deleted.begin(), out.deleted.end());
+    // Appended after the loop: growing out.deleted would move the strings
+    // that `listed` points into.
+    std::vector<std::string> implied;
     for (const auto& k : requested) {
-      if (!failed.count(k) && !listed.count(k)) out.deleted.push_back(k);
+      if (!failed.count(k) && !listed.count(k)) implied.push_back(k);
     }
+    out.deleted.insert(out.deleted.end(), implied.begin(), implied.end());
   }
   return out;
 }
