@@ -7,6 +7,7 @@
 #   FUZZ_SECONDS=600 bash tests/fuzz/run.sh          # longer
 #   FUZZ_TARGETS="sigv4_fuzz" bash tests/fuzz/run.sh  # some targets only
 #   FUZZ_KEEP=1 ...                                   # merge new inputs into the seeds
+#   FUZZ_SEED=0 ...                                   # a random mutation order (default 1: CI repeats itself)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
@@ -37,7 +38,7 @@ for t in $targets; do
   [[ -f "$root/tests/fuzz/$t.dict" ]] && dict=(-dict="$root/tests/fuzz/$t.dict")
   status=0
   (cd "$out" && "$root/build/fuzz/tests/fuzz/$t" "$work" "${dict[@]}" -max_total_time="$seconds" \
-      -timeout=10 -rss_limit_mb=2048 -max_len=4096 -print_final_stats=1 \
+      -seed="${FUZZ_SEED:-1}" -timeout=10 -rss_limit_mb=2048 -max_len=4096 -print_final_stats=1 \
       -artifact_prefix="$out/$t-") >"$out/$t.log" 2>&1 || status=$?
   execs=$(awk '/stat::number_of_executed_units/ { print $2 }' "$out/$t.log" | tail -1)
   rate=$(awk '/stat::average_exec_per_sec/ { print $2 }' "$out/$t.log" | tail -1)
