@@ -22,7 +22,7 @@ BackingOps DeviceBackingOps(int dev_fd) {
       },
       .close =
           [dev_fd](int32_t id) {
-            uint32_t raw = static_cast<uint32_t>(id);
+            auto raw = static_cast<uint32_t>(id);
             if (::ioctl(dev_fd, kFuseDevIocBackingClose, &raw) != 0) {
               spdlog::warn("FUSE_DEV_IOC_BACKING_CLOSE {}: {}", id, std::strerror(errno));
             }
