@@ -307,6 +307,9 @@ class Filesystem {
   bool KeepForOpenHandles(const std::string& bucket, const std::string& key) REQUIRES(handles_mu_);
   // This mount wrote a new object under `key`: an unlinked one is gone with it.
   void ReplacedObject(const std::string& bucket, const std::string& key);
+  // An object this mount just put under `name` of `dir` (symlink, mknod):
+  // recorded in the caches and handed to the kernel as a new inode.
+  Entry EnterNewObject(const InodeSnapshot& dir, const std::string& name, const ObjectAttrs& attrs);
   // A released handle of an unlinked name: the last one deletes the object.
   void ReleaseUnlinked(FileHandle& handle);
 

@@ -45,11 +45,7 @@ Result<Entry> Filesystem::Mknod(Ino parent, const std::string& name, mode_t mode
   }
   attrs.etag = r->etag;
   attrs.metadata_known = true;
-  ReplacedObject(dir->bucket, key);
-  names_.Wrote(dir->bucket, dir->key, name, attrs);
-  if (meta_) meta_->Changed(dir->bucket, key);
-  const Ino ino = inodes_.Acquire(parent, name, Kind::kFile, dir->bucket, key, attrs);
-  return MakeEntry(ino, Kind::kFile, attrs);
+  return EnterNewObject(*dir, name, attrs);
 }
 
 }  // namespace bucketfs::fs

@@ -34,10 +34,16 @@ Result<Entry> Filesystem::Symlink(const std::string& target, Ino parent, const s
                     ObjectType::kLink, target};
   attrs.mode = kLinkMode;  // what it was written with
   attrs.metadata_known = true;
-  ReplacedObject(dir->bucket, key);
-  names_.Wrote(dir->bucket, dir->key, name, attrs);
-  if (meta_) meta_->Changed(dir->bucket, key);
-  const Ino ino = inodes_.Acquire(parent, name, Kind::kFile, dir->bucket, key, attrs);
+  return EnterNewObject(*dir, name, attrs);
+}
+
+Entry Filesystem::EnterNewObject(const InodeSnapshot& dir, const std::string& name,
+                                 const ObjectAttrs& attrs) {
+  const std::string key = dir.key + name;
+  ReplacedObject(dir.bucket, key);
+  names_.Wrote(dir.bucket, dir.key, name, attrs);
+  if (meta_) meta_->Changed(dir.bucket, key);
+  const Ino ino = inodes_.Acquire(dir.ino, name, Kind::kFile, dir.bucket, key, attrs);
   return MakeEntry(ino, Kind::kFile, attrs);
 }
 
