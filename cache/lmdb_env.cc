@@ -2,6 +2,7 @@
 #include "cache/lmdb_env.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -218,6 +219,35 @@ Status LmdbEnv::Write(const std::function<Status(LmdbTxn&)>& fn) {
       mdb_env_set_mapsize(env_.get(), 0);
     }
   }
+}
+
+Result<std::unique_ptr<LmdbEnv>> OpenVersioned(const std::string& dir, const LmdbOptions& options,
+                                               std::string_view version_key,
+                                               std::string_view format) {
+  auto env = LmdbEnv::Open(dir, options);
+  if (!env.ok()) return env.error();
+  std::optional<std::string> version;
+  Status read = (*env)->Read([&](LmdbTxn& t) -> Status {
+    auto v = t.Get(version_key);
+    if (!v.ok()) return v.error();
+    version = std::move(*v);
+    return Status::Ok();
+  });
+  if (!read.ok()) return read.error();
+  if (version && *version != format) {
+    return MakeError(EUCLEAN, "CacheVersion",
+                     "format '" + *version + "', expected '" + std::string(format) + "'");
+  }
+  if (!version) {
+    Status s = (*env)->Write([&](LmdbTxn& t) { return t.Put(version_key, format); });
+    if (!s.ok()) return s.error();
+  }
+  return std::move(*env);
+}
+
+void RemoveEnvFiles(const std::string& dir) {
+  ::unlink((dir + "/data.mdb").c_str());
+  ::unlink((dir + "/lock.mdb").c_str());
 }
 
 }  // namespace bucketfs::cache

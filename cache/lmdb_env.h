@@ -64,6 +64,19 @@ class LmdbTxn {
   MDB_dbi dbi_;
 };
 
+struct LmdbOptions;
+class LmdbEnv;
+
+// Opens (creating) the environment in `dir` and checks that its record
+// `version_key` says `format`, writing it into a new one. A corrupt,
+// truncated or other-format environment is EUCLEAN (IsCorruption): callers
+// remove it (RemoveEnvFiles) and start anew.
+Result<std::unique_ptr<LmdbEnv>> OpenVersioned(const std::string& dir, const LmdbOptions& options,
+                                               std::string_view version_key,
+                                               std::string_view format);
+// Removes the environment's files in `dir`.
+void RemoveEnvFiles(const std::string& dir);
+
 struct LmdbOptions {
   size_t initial_map_size = 1ull << 30;  // 1 GiB of address space, not disk
   size_t max_map_size = 64ull << 30;     // growth stops here (MDB_MAP_FULL -> ENOSPC)

@@ -2,7 +2,6 @@
 #include "cache/metadata_cache.h"
 
 #include <spdlog/spdlog.h>
-#include <unistd.h>
 
 #include <chrono>
 
@@ -11,35 +10,6 @@ namespace {
 
 constexpr size_t kMaxLmdbKey = 511;
 constexpr std::string_view kVersionKey{"\x01version", 8};
-
-void RemoveEnvFiles(const std::string& dir) {
-  ::unlink((dir + "/data.mdb").c_str());
-  ::unlink((dir + "/lock.mdb").c_str());
-}
-
-// Opens the environment and checks its format record; a corrupt, truncated
-// or foreign-version environment is reported as EUCLEAN.
-Result<std::unique_ptr<LmdbEnv>> OpenChecked(const MetadataCacheOptions& o) {
-  auto env = LmdbEnv::Open(o.dir, o.lmdb);
-  if (!env.ok()) return env.error();
-  std::optional<std::string> version;
-  Status read = (*env)->Read([&](LmdbTxn& t) -> Status {
-    auto v = t.Get(kVersionKey);
-    if (!v.ok()) return v.error();
-    version = std::move(*v);
-    return Status::Ok();
-  });
-  if (!read.ok()) return read.error();
-  if (version && *version != kMetadataFormat) {
-    return MakeError(EUCLEAN, "CacheVersion",
-                     "format '" + *version + "', expected '" + std::string(kMetadataFormat) + "'");
-  }
-  if (!version) {
-    Status s = (*env)->Write([](LmdbTxn& t) { return t.Put(kVersionKey, kMetadataFormat); });
-    if (!s.ok()) return s.error();
-  }
-  return std::move(*env);
-}
 
 }  // namespace
 
@@ -50,11 +20,11 @@ std::pair<std::string, std::string> SplitParent(const std::string& key) {
 }
 
 Result<std::unique_ptr<MetadataCache>> MetadataCache::Open(MetadataCacheOptions options) {
-  auto env = OpenChecked(options);
+  auto env = OpenVersioned(options.dir, options.lmdb, kVersionKey, kMetadataFormat);
   if (!env.ok() && IsCorruption(env.error())) {
     spdlog::warn("metadata cache {}: {}; rebuilding it", options.dir, env.error().message);
     RemoveEnvFiles(options.dir);
-    env = OpenChecked(options);
+    env = OpenVersioned(options.dir, options.lmdb, kVersionKey, kMetadataFormat);
   }
   if (!env.ok()) return env.error();
   return std::unique_ptr<MetadataCache>(new MetadataCache(std::move(options), std::move(*env)));

@@ -17,11 +17,12 @@
 //  - CreateMultipartUpload: idempotent. A retry after a lost answer leaves
 //    an orphan upload that costs storage until aborted (ListMultipartUploads
 //    or a lifecycle rule cleans it); failing the write instead costs more.
-//  - CompleteMultipartUpload: NOT idempotent. Once the upload completed, a
-//    repeat answers NoSuchUpload on most stores, so a blind retry would turn
-//    success into failure. Only an <Error> inside HTTP 200 whose code is
-//    retryable (InternalError, SlowDown: AWS documents those as "retry") is
-//    retried, by this class, on the caller's thread.
+//  - CompleteMultipartUpload: retried like the others (AWS asks clients to
+//    retry it on 500), and also on an <Error> inside HTTP 200 whose code is
+//    retryable (by this class, on the caller's thread). Once the upload
+//    completed, a repeat answers NoSuchUpload; that answer counts as success
+//    only when the key holds the object these parts make, recognised by its
+//    multipart ETag (s3/multipart_etag.h), and stays an error otherwise.
 //  - CopyObject/UploadPartCopy answers with <Error> inside HTTP 200 are
 //    retried the same way.
 //
@@ -90,6 +91,10 @@ class S3ObjectClient final : public ObjectClient {
   // calling thread (sync operations only).
   Status RunParsingErrorBody(const S3Request& request,
                              const std::function<Status(const S3Response&)>& parse);
+  // The answer to a Complete that found no upload: success if the key holds
+  // the object these parts make, else `no_such_upload` with what was seen.
+  Result<CompleteMultipartUploadResult> CompletedEarlier(const CompleteMultipartUploadParams& p,
+                                                         Error no_such_upload);
 
   S3Executor& executor_;
 };

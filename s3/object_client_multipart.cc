@@ -2,6 +2,7 @@
 // retry loop for answers that carry an <Error> inside HTTP 200.
 #include <thread>
 
+#include "s3/multipart_etag.h"
 #include "s3/object_client_impl.h"
 #include "s3/retry_policy.h"
 #include "s3/s3_limits.h"
@@ -134,8 +135,10 @@ Result<CompleteMultipartUploadResult> S3ObjectClient::CompleteMultipartUpload(
   req.query = {{"uploadId", p.upload_id}};
   req.headers.emplace_back("Content-Type", "application/xml");
   req.body = AsBytes(body);
-  // A repeat after success answers NoSuchUpload: never retried blindly.
-  req.idempotent = false;
+  // Retried on 5xx and broken connections, as AWS asks of its clients: a
+  // repeat after a lost answer finds no upload (NoSuchUpload), which is
+  // resolved below by looking at the object the first attempt made.
+  req.idempotent = true;
   // S3 may take minutes to assemble a large object (AWS sends whitespace
   // meanwhile; other stores send nothing): giving up after the usual 30 s of
   // silence reported a failure for an object the store then created.
@@ -147,8 +150,35 @@ Result<CompleteMultipartUploadResult> S3ObjectClient::CompleteMultipartUpload(
     out = std::move(*parsed);
     return Status::Ok();
   });
-  if (!st.ok()) return st.error();
+  if (!st.ok()) {
+    if (st.error().code == "NoSuchUpload") return CompletedEarlier(p, st.error());
+    return st.error();
+  }
   return out;
+}
+
+// NoSuchUpload from Complete: the upload was completed (by an attempt whose
+// answer was lost) or aborted. Success only when the key holds the object
+// exactly these parts make, known by its multipart ETag; anything else keeps
+// the error, so a close() never reports an object it cannot show.
+Result<CompleteMultipartUploadResult> S3ObjectClient::CompletedEarlier(
+    const CompleteMultipartUploadParams& p, Error no_such_upload) {
+  const std::optional<std::string> expected = ExpectedMultipartEtag(p.parts);
+  if (!expected) {
+    no_such_upload.message +=
+        " (the upload may have been completed by an attempt whose answer was lost; the "
+        "parts' ETags are not MD5s, so the object cannot be recognised: check it with "
+        "HeadObject)";
+    return no_such_upload;
+  }
+  auto head = HeadObject(HeadObjectParams{p.bucket, p.key, {}, {}});
+  if (head.ok() && SameEtag(head->etag, *expected)) {
+    return CompleteMultipartUploadResult{head->etag};
+  }
+  no_such_upload.message +=
+      head.ok() ? " (the key holds another object, ETag " + head->etag + ", not " + *expected + ")"
+                : " (and the key holds no object: " + head.error().ToString() + ")";
+  return no_such_upload;
 }
 
 Status S3ObjectClient::AbortMultipartUpload(const AbortMultipartUploadParams& p) {

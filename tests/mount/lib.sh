@@ -267,12 +267,24 @@ mount_bucket() {
 
 # unmount MOUNTPOINT: unmounts and waits until the daemon has finished
 # (uploads flushed), so the bucket can be inspected afterwards.
+# A failure says which step failed and shows the daemon's last log lines: a
+# bare non-zero status under `set -e` ends the script without a word.
 unmount() {
   local mnt="$1"
-  local pid
+  local pid log="$TMP/bucketfs-$(basename "$1").log"
   pid=$(pgrep -f -- "$BUCKETFS .* $mnt( |$)" | head -1 || true)
-  timeout 30 fusermount3 -u "$mnt" || { fusermount3 -uz "$mnt" || true; return 1; }
-  if [[ -n "$pid" ]]; then timeout 30 tail --pid="$pid" -f /dev/null || return 1; fi
+  if ! timeout 30 fusermount3 -u "$mnt"; then
+    echo "FAIL unmount $mnt: fusermount3 -u failed or took over 30 s; open files:"
+    timeout 10 fuser -vm "$mnt" 2>&1 | head -20 || true
+    fusermount3 -uz "$mnt" || true
+    [[ ! -f "$log" ]] || { echo "--- tail of $log"; tail -n 40 "$log"; }
+    return 1
+  fi
+  if [[ -n "$pid" ]] && ! timeout 60 tail --pid="$pid" -f /dev/null; then
+    echo "FAIL unmount $mnt: daemon $pid still running 60 s after the unmount"
+    [[ ! -f "$log" ]] || { echo "--- tail of $log"; tail -n 40 "$log"; }
+    return 1
+  fi
 }
 
 # sums DIR: "sha256  relative/path" for every file, sorted.

@@ -120,6 +120,20 @@ check "object equals the source" test "$(s3 sha256 "$BUCKET" flaky.bin)" = \
 check "faults were injected" test -s "$TMP/faults.jsonl"
 unmount "$M2"
 
+# --- Every CompleteMultipartUpload carried out but answered 500: the retry
+# finds no upload, recognises the object its parts made, and close() succeeds.
+restart_server --lost-reply-rate 1 --fault-ops CompleteMultipartUpload --seed 7 \
+  --fault-log "$TMP/lost.jsonl"
+M5="$TMP/mnt5"
+mount_bucket "$M5" "s3://$BUCKET"
+head -c $((40 << 20)) /dev/urandom >"$TMP/lost.bin"
+check "close() succeeds although the Complete's answer was lost" timeout 300 cp "$TMP/lost.bin" "$M5/lost.bin"
+check "that object equals the source" test "$(s3 sha256 "$BUCKET" lost.bin)" = \
+  "$(sha256sum "$TMP/lost.bin" | cut -d' ' -f1)"
+check "the Complete's answer was lost" grep -q '"lost_reply"' "$TMP/lost.jsonl"
+check "no upload left behind" test "$(uploads "$BUCKET")" = 0
+unmount "$M5"
+
 # --- Part failures beyond the retry budget: close() fails, nothing is left.
 restart_server --fail-rate 1 --fault-ops UploadPart --seed 7
 M3="$TMP/mnt3"

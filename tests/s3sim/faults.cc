@@ -51,7 +51,7 @@ FaultInjector::~FaultInjector() {
 
 bool FaultInjector::enabled() const {
   return config_.fail_rate > 0 || config_.reset_rate > 0 || config_.truncate_rate > 0 ||
-         config_.stall_rate > 0;
+         config_.stall_rate > 0 || config_.lost_reply_rate > 0;
 }
 
 FaultTicket FaultInjector::Begin(const std::string& op, const std::string& method) {
@@ -64,12 +64,17 @@ FaultTicket FaultInjector::Begin(const std::string& op, const std::string& metho
   t.kind_draw = rng.Uniform();
   t.cut_draw = rng.Uniform();
   t.status_draw = rng.Uniform();
+  t.lost_draw = rng.Uniform();  // drawn last: earlier draws keep their values for a seed
   return t;
 }
 
 int FaultInjector::FailureStatus(const FaultTicket& t) const {
   if (!t.eligible || t.fail_draw >= config_.fail_rate) return 0;
   return t.status_draw < 0.5 ? 500 : 503;
+}
+
+bool FaultInjector::LosesReply(const FaultTicket& t) const {
+  return t.eligible && t.lost_draw < config_.lost_reply_rate;
 }
 
 BodyFault FaultInjector::BodyFaultFor(const FaultTicket& t, uint64_t body_length) const {

@@ -26,6 +26,9 @@ struct FaultConfig {
   double reset_rate = 0;
   double truncate_rate = 0;
   double stall_rate = 0;
+  // The request is carried out, then answered 500 InternalError: the answer a
+  // client gets when a store's front end fails after its back end committed.
+  double lost_reply_rate = 0;
   uint64_t seed = 1;
   // Methods ("GET") or operation names ("GetObject") that may get faults;
   // empty means all.
@@ -53,7 +56,7 @@ class SplitMix64 {
 struct FaultTicket {
   uint64_t seq = 0;
   bool eligible = false;
-  double fail_draw = 1, kind_draw = 1, cut_draw = 0, status_draw = 0;
+  double fail_draw = 1, kind_draw = 1, cut_draw = 0, status_draw = 0, lost_draw = 1;
 };
 
 class FaultInjector {
@@ -68,6 +71,9 @@ class FaultInjector {
   // 0, or the status (500 or 503) the request must fail with.
   int FailureStatus(const FaultTicket& t) const;
   BodyFault BodyFaultFor(const FaultTicket& t, uint64_t body_length) const;
+  // Whether the successful answer of a request carried out must be replaced
+  // by 500 InternalError (--lost-reply-rate).
+  bool LosesReply(const FaultTicket& t) const;
 
   // Appends a JSON line describing an injected fault.
   void Log(const FaultTicket& t, const std::string& fault, const HttpRequest& req,

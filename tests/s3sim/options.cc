@@ -34,6 +34,7 @@ Faults (probabilities 0..1, drawn per request from --seed):
   --reset-rate P         cut the connection (RST) in the middle of a GET body
   --truncate-rate P      close after part of a GET body (short of Content-Length)
   --stall-rate P         stop sending a GET body (held for --stall-ms, default 600000)
+  --lost-reply-rate P    carry the request out, then answer 500 InternalError
   --fault-ops LIST       comma-separated methods or operations that may fault (default all)
   --fault-log PATH       append one JSON line per injected fault
 Throttling (503 SlowDown beyond the rate, counted as the fault "throttled" in stats):
@@ -136,6 +137,8 @@ std::optional<Options> ParseOptions(int argc, char** argv, std::string* message,
       {"--truncate-rate",
        [&](const std::string& v) { return to_double(v, &o.faults.truncate_rate); }},
       {"--stall-rate", [&](const std::string& v) { return to_double(v, &o.faults.stall_rate); }},
+      {"--lost-reply-rate",
+       [&](const std::string& v) { return to_double(v, &o.faults.lost_reply_rate); }},
       {"--fault-ops",
        [&](const std::string& v) {
          size_t pos = 0;
@@ -186,7 +189,9 @@ std::optional<Options> ParseOptions(int argc, char** argv, std::string* message,
     if (!it->second(value)) return bad("bad value for " + arg + ": " + value);
   }
   double total = o.faults.reset_rate + o.faults.truncate_rate + o.faults.stall_rate;
-  if (o.faults.fail_rate > 1 || total > 1) return bad("fault rates must be within 0..1");
+  if (o.faults.fail_rate > 1 || total > 1 || o.faults.lost_reply_rate > 1) {
+    return bad("fault rates must be within 0..1");
+  }
   o.auth.secrets[access] = secret;
   return o;
 }

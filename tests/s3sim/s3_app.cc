@@ -277,6 +277,12 @@ HttpResponse S3App::Dispatch(S3Request& r) {
     }
   }
   if (!hostile.empty()) HostileAfter(hostile, resp);
+  if (resp.status >= 200 && resp.status < 300 && faults_->LosesReply(ticket)) {
+    faults_->Log(ticket, "lost_reply", req, r.op, 500, 0, 0);
+    stats_->CountFault("lost_reply");
+    return ErrorResponse(
+        {500, "InternalError", "We encountered an internal error. Please try again."}, r);
+  }
   return resp;
 }
 

@@ -3,11 +3,11 @@
 
 Usage: explain_errors.py REPORT.json FAULT_LOG BUCKET
 
-At 1% faults the client's retries (6 attempts of every idempotent request)
-hide every fault from applications, with one exception: a 500/503 answer to
-CompleteMultipartUpload, which is not idempotent and so not retried, fails
-that file's close() with EIO. Such a close is explained when the fault log
-holds that fault for the file's key, and then no object may exist under it.
+At 1% faults the client's retries (6 attempts of every request) hide every
+fault from applications. A close() failing with EIO after a 500/503 answer to
+CompleteMultipartUpload is still explained (a store naming multipart objects
+unlike AWS leaves such a close failed) when the fault log holds that fault
+for the file's key, and then no object may exist under it.
 Any other failure, any wrong byte and any crashed worker fails the soak.
 Prints each failure with its verdict; exit 0 when all are explained.
 """

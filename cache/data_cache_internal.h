@@ -1,0 +1,29 @@
+// What DataCache and CachedFile share inside cache/: the index's running
+// total and whole-buffer file I/O. Not for use outside cache/.
+#ifndef CACHE_DATA_CACHE_INTERNAL_H_
+#define CACHE_DATA_CACHE_INTERNAL_H_
+
+#include <sys/stat.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "cache/data_cache.h"
+#include "cache/lmdb_env.h"
+
+namespace bucketfs::cache::data_cache_internal {
+
+// The bytes all cache files hold (and fills have reserved), kept in the index.
+uint64_t GetTotal(const LmdbTxn& t);
+Status PutTotal(LmdbTxn& t, uint64_t total);
+
+// What identifies a file's content as last verified: a write changes it.
+FileStamp StampOf(const struct stat& st);
+
+// pread/pwrite of all `len` bytes (EINTR retried); false on an error or end of file.
+bool PreadAll(int fd, std::byte* out, size_t len, uint64_t offset);
+bool PwriteAll(int fd, const std::byte* in, size_t len, uint64_t offset);
+
+}  // namespace bucketfs::cache::data_cache_internal
+
+#endif  // CACHE_DATA_CACHE_INTERNAL_H_
