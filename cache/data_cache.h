@@ -100,6 +100,9 @@ class CachedFile {
              int fd);
   // Reads every block back and checks it; stamps the record when all match.
   bool VerifyAll(CacheRecord& rec);
+  // A new descriptor of the file with O_DIRECT and `flags`, or -1 (the file
+  // system refuses it, remembered for the whole cache).
+  int OpenDirect(int flags) const;
 
   const std::shared_ptr<DataCache> cache_;
   const std::string rkey_;  // index key
@@ -160,6 +163,7 @@ class DataCache : public std::enable_shared_from_this<DataCache> {
         bad_blocks{0}, evicted_files{0}, evicted_bytes{0}, verified_files{0};
   };
   mutable Counters counters_;
+  std::atomic<bool> direct_io_refused_{false};
 };
 
 }  // namespace bucketfs::cache

@@ -73,7 +73,7 @@ std::shared_ptr<fs::FileReaderFactory> BuildReaders(const std::shared_ptr<s3::Ob
   auto data_cache = OpenDataCache(config);
   if (data_cache != nullptr) {
     source = std::make_shared<prefetch::CachingRangeSource>(std::move(source), data_cache,
-                                                            kCacheThreads);
+                                                            kCacheThreads, config.read_part_size);
     if (registry != nullptr) AddDataCacheMetrics(*registry, data_cache);
   }
   auto prefetcher =

@@ -1,18 +1,32 @@
 // CachingRangeSource: see caching_range_source.h.
 #include "prefetch/caching_range_source.h"
 
+#include <algorithm>
+#include <cstring>
 #include <utility>
 
 namespace bucketfs::prefetch {
+namespace {
+
+// Writes to one disk gain little from more writers than this.
+constexpr int kFillThreads = 2;
+}  // namespace
 
 CachingRangeSource::CachingRangeSource(std::shared_ptr<RangeSource> inner,
-                                       std::shared_ptr<cache::DataCache> cache, int threads)
+                                       std::shared_ptr<cache::DataCache> cache, int threads,
+                                       uint64_t part_size)
     : inner_(std::move(inner)),
       cache_(std::move(cache)),
-      pool_(std::make_unique<base::WorkerPool>(threads)) {}
+      copies_(part_size, std::max<size_t>(2, kMaxFillBacklog / std::max<uint64_t>(part_size, 1))),
+      pool_(std::make_unique<base::WorkerPool>(threads)),
+      fill_pool_(std::make_unique<base::WorkerPool>(kFillThreads)) {}
 
-// The pool runs what is queued (fills and their completions) before joining.
-CachingRangeSource::~CachingRangeSource() = default;
+// Each pool runs what is queued before joining: first the reads and
+// completions, which may queue writes, then the writes.
+CachingRangeSource::~CachingRangeSource() {
+  pool_.reset();
+  fill_pool_.reset();
+}
 
 void CachingRangeSource::FetchAsync(const ObjectVersion& object, uint64_t offset,
                                     std::span<std::byte> dest, std::function<void(Status)> done) {
@@ -41,11 +55,9 @@ void CachingRangeSource::Fetch(const ObjectVersion& object, uint64_t offset,
       done(std::move(s));
       return;
     }
-    // `dest` stays valid until done: write it to the cache first, off the
-    // transport thread that completed the fetch.
-    pool_->Post([file = std::move(file), offset, dest, done = std::move(done)] {
-      file->Fill(offset, dest);
-      done(Status::Ok());
+    // Off the transport thread that completed the fetch.
+    pool_->Post([this, file = std::move(file), offset, dest, done = std::move(done)]() mutable {
+      FillAndComplete(file, offset, dest, std::move(done));
     });
   };
   if (on_caller) {
@@ -53,6 +65,33 @@ void CachingRangeSource::Fetch(const ObjectVersion& object, uint64_t offset,
   } else {
     inner_->FetchAsync(object, offset, dest, std::move(filled));
   }
+}
+
+void CachingRangeSource::FillAndComplete(const std::shared_ptr<cache::CachedFile>& file,
+                                         uint64_t offset, std::span<std::byte> dest,
+                                         std::function<void(Status)> done) {
+  const uint64_t n = dest.size();
+  if (fill_backlog_.fetch_add(n) + n > kMaxFillBacklog) {  // behind: `dest` is valid until done
+    file->Fill(offset, dest);
+    fill_backlog_.fetch_sub(n);
+    done(Status::Ok());
+    return;
+  }
+  // Pooled: a fresh buffer of a part's size would be faulted in page by page.
+  auto copy = std::make_shared<memory::Buffer>(copies_.Get(n));
+  std::memcpy(copy->get(), dest.data(), n);
+  // Queued before `done`, so that WaitForFills after a completion sees it.
+  fill_pool_->Post([this, file, offset, n, copy] {
+    file->Fill(offset, std::span<const std::byte>(copy->get(), n));
+    copies_.Put(std::move(*copy), n);
+    fill_backlog_.fetch_sub(n);
+  });
+  done(Status::Ok());
+}
+
+void CachingRangeSource::WaitForFills() {
+  pool_->Drain();
+  fill_pool_->Drain();
 }
 
 }  // namespace bucketfs::prefetch

@@ -4,28 +4,36 @@
 // writes what arrives into the cache on its way to the reader: one GET,
 // never a second one to fill the cache.
 //
-// Cache reads, fills and the completions after a fill run on a pool of the
-// source's own, so that neither the FUSE thread that issued a fetch nor the
-// transport thread that completed it waits for the local disk. A fetch that
+// Cache reads run on a pool of the source's own, so that neither the FUSE
+// thread that issued a fetch nor the transport thread that completed it
+// waits for the local disk. A fetched range is copied and handed to the
+// reader at once; a second pool writes the copy into the cache, so the
+// reader never waits for the disk either. While kMaxFillBacklog bytes wait
+// to be written, further fetches are written before the reader gets them
+// (the disk then paces the reader rather than memory growing). A fetch that
 // is only partly cached is fetched whole (blocks already present are not
 // rewritten).
 //
 // Thread-safe.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 
 #include "base/task_runner.h"
 #include "cache/data_cache.h"
+#include "memory/buffer_pool.h"
 #include "prefetch/range_source.h"
 
 namespace bucketfs::prefetch {
 
 class CachingRangeSource : public RangeSource {
  public:
-  // REQUIRES: inner and cache are not null; threads > 0.
+  // REQUIRES: inner and cache are not null; threads > 0. `part_size`: the
+  // largest fetch the prefetcher makes (the size of the pooled copies).
   CachingRangeSource(std::shared_ptr<RangeSource> inner, std::shared_ptr<cache::DataCache> cache,
-                     int threads);
+                     int threads, uint64_t part_size = 8ull << 20);
   ~CachingRangeSource() override;
 
   void FetchAsync(const ObjectVersion& object, uint64_t offset, std::span<std::byte> dest,
@@ -34,6 +42,8 @@ class CachingRangeSource : public RangeSource {
                       std::function<void(Status)> done) override;
 
   const std::shared_ptr<cache::DataCache>& cache() const { return cache_; }
+  // Returns once every range fetched so far is written into the cache.
+  void WaitForFills();
 
  private:
   // Serves from the cache or fetches through `inner_`; `on_caller` as
@@ -41,9 +51,22 @@ class CachingRangeSource : public RangeSource {
   void Fetch(const ObjectVersion& object, uint64_t offset, std::span<std::byte> dest,
              bool on_caller, std::function<void(Status)> done);
 
+  // Hands `dest` to `done` and writes it into `file`: from a copy after
+  // `done` while the backlog allows, else before. On a pool thread.
+  void FillAndComplete(const std::shared_ptr<cache::CachedFile>& file, uint64_t offset,
+                       std::span<std::byte> dest, std::function<void(Status)> done);
+
+ public:
+  // Bytes of fetched ranges that may wait in memory for their cache write.
+  static constexpr uint64_t kMaxFillBacklog = 64ull << 20;
+
+ private:
   const std::shared_ptr<RangeSource> inner_;
   const std::shared_ptr<cache::DataCache> cache_;
+  std::atomic<uint64_t> fill_backlog_{0};
+  memory::BufferPool copies_;  // of fetched ranges, until written
   std::unique_ptr<base::WorkerPool> pool_;
+  std::unique_ptr<base::WorkerPool> fill_pool_;  // the cache writes
 };
 
 }  // namespace bucketfs::prefetch

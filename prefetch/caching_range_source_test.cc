@@ -40,7 +40,9 @@ class CachingRangeSourceTest : public ::testing::Test {
   Status Fetch(const ObjectVersion& v, uint64_t offset, std::span<std::byte> dest) {
     std::promise<Status> p;
     source_->FetchAsync(v, offset, dest, [&p](Status s) { p.set_value(std::move(s)); });
-    return p.get_future().get();
+    Status s = p.get_future().get();
+    source_->WaitForFills();  // the reader has its bytes before the cache does
+    return s;
   }
 
   std::string root_;
