@@ -74,6 +74,7 @@ Result<std::unique_ptr<LmdbEnv>> OpenIndex(const std::string& dir) {
 namespace data_cache_internal {
 
 constexpr std::string_view kTotalKey{"\x01total", 6};
+constexpr std::string_view kLimitKey{"\x01limit", 6};
 
 uint64_t GetTotal(const LmdbTxn& t) {
   auto v = t.Get(kTotalKey);
@@ -116,6 +117,17 @@ bool PwriteAll(int fd, const std::byte* in, size_t len, uint64_t offset) {
   return true;
 }
 
+uint64_t GetLimit(const LmdbTxn& t, uint64_t fallback) {
+  auto v = t.Get(kLimitKey);
+  uint64_t limit = 0;
+  if (v.ok() && *v && (*v)->size() == sizeof(limit)) std::memcpy(&limit, (*v)->data(), 8);
+  return limit > 0 ? limit : fallback;
+}
+
+Status PutLimit(LmdbTxn& t, uint64_t limit) {
+  return t.Put(kLimitKey, std::string_view(reinterpret_cast<const char*>(&limit), sizeof(limit)));
+}
+
 }  // namespace data_cache_internal
 
 // ---- DataCache
@@ -152,6 +164,18 @@ Result<std::shared_ptr<DataCache>> DataCache::Open(DataCacheOptions options) {
   std::shared_ptr<DataCache> cache(new DataCache(std::move(options), std::move(*env)));
   if (Status s = cache->Recount(); !s.ok()) return s.error();
   cache->RemoveUnlisted();
+  // One limit for every mount sharing the directory: this mount's, from now on.
+  const uint64_t limit = cache->options_.max_bytes;
+  uint64_t previous = 0;
+  Status set = cache->env_->Write([&](LmdbTxn& t) -> Status {
+    previous = GetLimit(t, 0);
+    return PutLimit(t, limit);
+  });
+  if (!set.ok()) return set.error();
+  if (previous != 0 && previous != limit) {
+    spdlog::info("data cache {}: size limit now {} MiB for every mount sharing it (was {} MiB)",
+                 cache->options_.dir, limit >> 20, previous >> 20);
+  }
   return cache;
 }
 
@@ -310,12 +334,21 @@ void DataCache::DropBlocks(const std::string& rkey, const std::string& file,
   if (!s.ok()) spdlog::warn("data cache: dropping bad blocks: {}", s.error().ToString());
 }
 
+uint64_t DataCache::limit() const {
+  uint64_t limit = options_.max_bytes;
+  (void)env_->Read([&](LmdbTxn& t) -> Status {
+    limit = GetLimit(t, options_.max_bytes);
+    return Status::Ok();
+  });
+  return limit;
+}
+
 bool DataCache::Reserve(uint64_t bytes) {
   if (LowOnSpace()) return false;
   bool reserved = false;
   Status s = env_->Write([&](LmdbTxn& t) -> Status {
     const uint64_t total = GetTotal(t);
-    reserved = total + bytes <= options_.max_bytes;
+    reserved = total + bytes <= GetLimit(t, options_.max_bytes);
     return reserved ? PutTotal(t, total + bytes) : Status::Ok();
   });
   return s.ok() && reserved;

@@ -131,7 +131,9 @@ class DataCache : public std::enable_shared_from_this<DataCache> {
   uint64_t EvictTo(uint64_t target) EXCLUDES(evict_mu_);
 
   uint64_t TotalBytes() const;
-  uint64_t limit() const { return options_.max_bytes; }
+  // The size limit of every process sharing the cache: set by the last one
+  // to open it (logged when that changed it).
+  uint64_t limit() const;
   const std::string& objects_dir() const { return objects_dir_; }
   DataCacheStats stats() const;
 

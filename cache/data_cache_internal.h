@@ -16,6 +16,10 @@ namespace bucketfs::cache::data_cache_internal {
 // The bytes all cache files hold (and fills have reserved), kept in the index.
 uint64_t GetTotal(const LmdbTxn& t);
 Status PutTotal(LmdbTxn& t, uint64_t total);
+// The size limit every process sharing the cache keeps to (the last one to
+// open it set it); `fallback` when none is recorded.
+uint64_t GetLimit(const LmdbTxn& t, uint64_t fallback);
+Status PutLimit(LmdbTxn& t, uint64_t limit);
 
 // What identifies a file's content as last verified: a write changes it.
 FileStamp StampOf(const struct stat& st);

@@ -257,5 +257,33 @@ TEST_F(DataCacheTest, AnotherProcessSharesTheIndexAndTheLimit) {
   EXPECT_LE(cache->TotalBytes(), 6u * kBlock);
 }
 
+TEST_F(DataCacheTest, TheLastProcessToOpenTheCacheSetsEveryonesLimit) {
+  auto cache = Open(6 * kBlock);
+  EXPECT_EQ(cache->limit(), 6u * kBlock);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {  // another mount of the same directory, with a smaller limit
+    DataCacheOptions o;
+    o.dir = root_ + "/data";
+    o.scope = "http://s3.test";
+    o.max_bytes = 4 * kBlock;
+    o.block_size = kBlock;
+    auto child = DataCache::Open(o);
+    ::_exit(child.ok() && (*child)->limit() == 4 * kBlock ? 0 : 2);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(cache->limit(), 4u * kBlock);
+  const auto data = Bytes(2 * kBlock, 11);
+  for (const char* k : {"a", "b", "c"}) {
+    auto f = cache->Acquire(Version(k, data.size()), true);
+    ASSERT_NE(f, nullptr);
+    f->Fill(0, data);
+  }
+  EXPECT_LE(cache->TotalBytes(), 4u * kBlock);
+}
+
 }  // namespace
 }  // namespace bucketfs::cache
