@@ -12,10 +12,16 @@ namespace {
 class PrefetchReader : public FileReader {
  public:
   // `replies` (may be null: reply on the completing thread) outlives every
-  // fetch of the reader (see PrefetchReaderFactory's destructor).
+  // fetch of the reader (see PrefetchReaderFactory's destructor). `pin`
+  // (may be null) is the object's data-cache file, kept from eviction while
+  // the file is open.
   PrefetchReader(std::shared_ptr<prefetch::Prefetcher> prefetcher,
-                 std::shared_ptr<prefetch::ObjectReader> reader, base::TaskRunner* replies)
-      : prefetcher_(std::move(prefetcher)), reader_(std::move(reader)), replies_(replies) {}
+                 std::shared_ptr<prefetch::ObjectReader> reader, base::TaskRunner* replies,
+                 std::shared_ptr<cache::CachedFile> pin)
+      : prefetcher_(std::move(prefetcher)),
+        reader_(std::move(reader)),
+        replies_(replies),
+        pin_(std::move(pin)) {}
   ~PrefetchReader() override {
     reader_->Close();
     if (spdlog::should_log(spdlog::level::debug)) {
@@ -73,6 +79,7 @@ class PrefetchReader : public FileReader {
   const std::shared_ptr<prefetch::Prefetcher> prefetcher_;  // outlives reader_
   const std::shared_ptr<prefetch::ObjectReader> reader_;
   base::TaskRunner* const replies_;
+  const std::shared_ptr<cache::CachedFile> pin_;
 };
 
 class PrefetchReaderFactory : public FileReaderFactory {
@@ -92,7 +99,11 @@ class PrefetchReaderFactory : public FileReaderFactory {
   PrefetchReaderFactory& operator=(const PrefetchReaderFactory&) = delete;
 
   std::unique_ptr<FileReader> Open(const ObjectVersion& v) override {
-    return std::make_unique<PrefetchReader>(prefetcher_, prefetcher_->Open(v), replies_.get());
+    // Pinned for the whole open, not only during each fetch: the cached
+    // part of a file being read is not evicted between its reads.
+    auto pin = data_cache_ != nullptr ? data_cache_->Acquire(v, /*create=*/true) : nullptr;
+    return std::make_unique<PrefetchReader>(prefetcher_, prefetcher_->Open(v), replies_.get(),
+                                            std::move(pin));
   }
   void Quiesce() override {
     // No fetch completes after WaitIdle, so nothing is posted to replies_

@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <span>
+
+#include "cache/data_cache.h"
 #include "fuse/testing/fs_test_util.h"
 #include "prefetch/object_client_range_source.h"
 
@@ -22,9 +26,9 @@ class PrefetchReaderTest : public FsTest {
         pc, std::make_shared<prefetch::ObjectClientRangeSource>(client_));
     FsConfig config;
     config.bucket = kBucket;
-    fs_ = std::make_unique<Filesystem>(
-        client_, config,
-        FsComponents{MakePrefetchReaderFactory(prefetcher), MakeStagedWriterFactory(client_, config)});
+    fs_ = std::make_unique<Filesystem>(client_, config,
+                                       FsComponents{MakePrefetchReaderFactory(prefetcher),
+                                                    MakeStagedWriterFactory(client_, config)});
   }
 
   // Reads the whole file with ServeRead in `chunk` steps, gathering segments.
@@ -121,6 +125,41 @@ TEST_F(PrefetchReaderTest, ChangedObjectIsAnError) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().errno_value, EIO);
   fs_->Release(opened->fh);
+}
+
+// The data cache file of an open object stays while it is open: eviction
+// skips it (between reads too, not only during a fetch), and takes it once
+// the file is closed.
+TEST_F(PrefetchReaderTest, AnOpenFileKeepsItsCacheFileFromEviction) {
+  char tmpl[] = "/tmp/prefetch-reader-pin-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string root = tmpl;
+  cache::DataCacheOptions o;
+  o.dir = root + "/data";
+  o.max_bytes = 1 << 20;
+  o.block_size = 64 << 10;
+  auto cache = cache::DataCache::Open(o);
+  ASSERT_TRUE(cache.ok());
+  const std::string data = Pattern(64 << 10);
+  client_->Put(kBucket, "f", data);
+  auto head = client_->HeadObject({kBucket, "f", {}, {}});
+  ASSERT_TRUE(head.ok());
+  const prefetch::ObjectVersion v{kBucket, "f", head->etag, data.size()};
+  auto prefetcher = std::make_shared<prefetch::Prefetcher>(
+      prefetch::PrefetchConfig{}, std::make_shared<prefetch::ObjectClientRangeSource>(client_));
+  auto factory = MakePrefetchReaderFactory(prefetcher, 0, *cache);
+  auto reader = factory->Open(v);
+  {
+    auto file = (*cache)->Acquire(v, /*create=*/false);
+    ASSERT_NE(file, nullptr);  // the open made it
+    file->Fill(0, std::as_bytes(std::span(data)));
+  }
+  EXPECT_EQ((*cache)->EvictTo(0), 0u);
+  EXPECT_EQ((*cache)->TotalBytes(), data.size());
+  reader.reset();
+  EXPECT_EQ((*cache)->EvictTo(0), data.size());
+  EXPECT_EQ((*cache)->TotalBytes(), 0u);
+  std::filesystem::remove_all(root);
 }
 
 }  // namespace
