@@ -49,7 +49,7 @@ fio_ make-source "$TMP/src" "$FILES" "$SIZE" 25
 # GET only, whatever the order of the mount's concurrent requests. With seed
 # 323 the mount's requests 37 and 99 answer 503 and 500, and its GETs with a
 # body 16, 19 and 20 are cut short, reset and stalled; at CI scale the
-# phase makes about 800 requests and 60 such GETs (printed below).
+# phase makes about 1,000 requests and over 200 such GETs (printed below).
 FAULTS=(--fail-rate 0.02 --reset-rate 0.01 --truncate-rate 0.01 --stall-rate 0.02
         --stall-ms 60000 --seed 323 --fault-log "$TMP/faults.jsonl")
 restart_server "${FAULTS[@]}"
