@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstring>
 #include <limits>
+#include <string>
 #include <utility>
 
 #include "base/strings.h"
@@ -88,6 +89,7 @@ namespace {
 size_t HeaderCallback(char* data, size_t size, size_t n, void* user) {
   auto* t = static_cast<Transfer*>(user);
   const size_t len = size * n;
+  t->last_byte_at = Clock::now();
   std::string_view line(data, len);
   if (line.starts_with("HTTP/")) {  // a new response (after 1xx): start over
     t->response_headers.clear();
@@ -120,6 +122,27 @@ size_t WriteCallback(char* data, size_t size, size_t n, void* user) {
     return 0;  // != len: curl fails the transfer with CURLE_WRITE_ERROR
   }
   return len;
+}
+
+// Aborts a response that sent nothing for low_speed_time. curl's own
+// low-speed limit judges a speed averaged over its last five seconds, so a
+// body that stops after a fast start is only given up seconds after
+// low_speed_time; this watch gives it up on time, to the second (curl calls
+// it at least once a second). Before the response begins (upload, server
+// at work) curl's limit alone applies.
+int XferInfoCallback(void* user, curl_off_t /*dltotal*/, curl_off_t dlnow, curl_off_t /*ultotal*/,
+                     curl_off_t /*ulnow*/) {
+  auto* t = static_cast<Transfer*>(user);
+  if (t->last_byte_at == Clock::time_point{}) return 0;
+  const Clock::time_point now = Clock::now();
+  if (dlnow != t->body_bytes_seen) {
+    t->body_bytes_seen = dlnow;
+    t->last_byte_at = now;
+    return 0;
+  }
+  if (now - t->last_byte_at < t->request.low_speed_time) return 0;
+  t->stalled = true;
+  return 1;  // curl ends the transfer with CURLE_ABORTED_BY_CALLBACK
 }
 
 size_t ReadCallback(char* buffer, size_t size, size_t n, void* user) {
@@ -164,6 +187,11 @@ CURLcode Configure(const CurlTransportOptions& options, Transfer& t) {
   set(CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(r.connect_timeout.count()));
   set(CURLOPT_LOW_SPEED_LIMIT, r.low_speed_bytes_per_sec);
   set(CURLOPT_LOW_SPEED_TIME, static_cast<long>(r.low_speed_time.count()));
+  if (r.low_speed_time.count() > 0) {
+    set(CURLOPT_NOPROGRESS, 0L);
+    set(CURLOPT_XFERINFOFUNCTION, XferInfoCallback);
+    set(CURLOPT_XFERINFODATA, static_cast<void*>(&t));
+  }
   set(CURLOPT_SSL_VERIFYPEER, options.verify_tls ? 1L : 0L);
   set(CURLOPT_SSL_VERIFYHOST, options.verify_tls ? 2L : 0L);
   if (!options.ca_bundle.empty()) set(CURLOPT_CAINFO, options.ca_bundle.c_str());
@@ -221,6 +249,11 @@ Status Outcome(Transfer& t, CURLcode code) {
       t.DeliverHeaders();
     }
     return Status::Ok();
+  }
+  if (t.stalled) {
+    return MakeTransportError(transport_code::kStalled,
+                              "Operation too slow. No byte of the response for " +
+                                  std::to_string(t.request.low_speed_time.count()) + " seconds");
   }
   if (t.aborted)
     return MakeTransportError(transport_code::kAborted, "the response handler stopped");

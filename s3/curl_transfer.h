@@ -49,6 +49,12 @@ struct Transfer {
   HttpHeaders response_headers;
   bool headers_delivered = false;
   bool aborted = false;  // the handler refused a chunk
+  // Stall watch of the response (XferInfoCallback): when its last byte (a
+  // header line or body bytes) arrived, zero before its status line; the
+  // body bytes counted then; set when the watch gave up on it.
+  Clock::time_point last_byte_at{};
+  curl_off_t body_bytes_seen = 0;
+  bool stalled = false;
   char errbuf[CURL_ERROR_SIZE] = {};
 
   void DeliverHeaders() {

@@ -191,6 +191,11 @@ class LoopbackServer {
       for (int i = 0; i < 100 && !stop_; ++i) std::this_thread::sleep_for(50ms);
       return false;
     }
+    if (path == "/burst-stall") {  // 4 MB fast, then nothing for up to 10 s
+      SendAll(fd, "HTTP/1.1 200 OK\r\nContent-Length: 8000000\r\n\r\n" + std::string(4000000, 'b'));
+      for (int i = 0; i < 200 && !stop_; ++i) std::this_thread::sleep_for(50ms);
+      return false;
+    }
     if (path == "/long") {  // more bytes than Content-Length, then keep-alive
       return SendAll(fd, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhelloEXTRA");
     }
@@ -343,6 +348,27 @@ TEST_F(CurlTransportTest, StalledBodyIsStalledWithinLowSpeedTime) {
   EXPECT_EQ(s.error().errno_value, ETIMEDOUT);
   EXPECT_LT(elapsed, 4s);
   EXPECT_EQ(c->body.size(), 10u);
+}
+
+// curl's own limit averages the speed over five seconds: after a fast start
+// it would wait that long before it even begins to count low_speed_time.
+TEST_F(CurlTransportTest, BodyStoppingAfterAFastStartIsStalledWithinLowSpeedTime) {
+  for (const bool on_caller : {false, true}) {
+    HttpRequest r = Get("/burst-stall");
+    r.low_speed_time = 1s;
+    r.run_on_caller = on_caller;
+    const auto start = std::chrono::steady_clock::now();
+    auto c = Send(std::move(r));
+    Status s = Wait(c);
+    const auto elapsed = std::chrono::steady_clock::now() - start;
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.error().code, "Stalled") << s.error().ToString();
+    EXPECT_EQ(s.error().errno_value, ETIMEDOUT);
+    EXPECT_TRUE(s.error().retryable);
+    EXPECT_GE(elapsed, 1s);
+    EXPECT_LT(elapsed, 3500ms) << "on_caller " << on_caller;
+    EXPECT_EQ(c->body.size(), 4000000u);
+  }
 }
 
 TEST_F(CurlTransportTest, ManyConcurrentRequestsComplete) {

@@ -41,8 +41,9 @@ struct HttpRequest {
   HttpHeaders headers;  // sent as given (Authorization included)
   // Request body. The caller keeps the bytes alive until OnComplete.
   std::span<const std::byte> body;
-  // A transfer slower than low_speed_bytes_per_sec for low_speed_time is
-  // aborted as stalled (error code "Stalled").
+  // A transfer slower than low_speed_bytes_per_sec for low_speed_time, or a
+  // response that sends no byte for low_speed_time, is aborted as stalled
+  // (error code "Stalled").
   std::chrono::seconds low_speed_time{30};
   long low_speed_bytes_per_sec = 1024;
   std::chrono::milliseconds connect_timeout{10000};

@@ -10,6 +10,7 @@ Usage:
   fault_io.py put DIR BUCKET PREFIX               upload every file of DIR as PREFIX<name>
   fault_io.py seq-read MNTDIR DIR                 read each file in 1 MiB reads; print bytes verified
   fault_io.py rand-read MNTDIR DIR COUNT SEED     COUNT preads of 1 B..1 MiB at random offsets
+                                                  (the files' cached pages dropped first)
   fault_io.py write MNTDIR DIR                    copy each file of DIR into MNTDIR (close checked)
   fault_io.py verify-objects BUCKET PREFIX DIR    each object PREFIX<name> equals DIR/name
   fault_io.py budget-read MNTDIR DIR              reads that may fail: EIO only, never a short
@@ -99,6 +100,10 @@ def rand_read(mnt, d, count, seed):
     names = files_of(d)
     fds = {n: (os.open(os.path.join(d, n), os.O_RDONLY), os.open(os.path.join(mnt, n), os.O_RDONLY))
            for n in names}
+    # The sequential reads left the files in the page cache: these reads must
+    # reach the daemon.
+    for _, m in fds.values():
+        os.posix_fadvise(m, 0, 0, os.POSIX_FADV_DONTNEED)
     total = 0
     try:
         for _ in range(count):

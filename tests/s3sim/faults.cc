@@ -8,6 +8,9 @@
 namespace s3sim {
 namespace {
 
+// Seeds the body faults' generator apart from the requests' one.
+constexpr uint64_t kBodyStream = 0x6a09e667f3bcc909ULL;
+
 std::string JsonString(std::string_view s) {
   std::string out = "\"";
   for (unsigned char c : s) {
@@ -61,8 +64,8 @@ FaultTicket FaultInjector::Begin(const std::string& op, const std::string& metho
       enabled() && (config_.ops.empty() || config_.ops.count(op) || config_.ops.count(method));
   SplitMix64 rng(config_.seed * 0x2545f4914f6cdd1dULL + t.seq);
   t.fail_draw = rng.Uniform();
-  t.kind_draw = rng.Uniform();
-  t.cut_draw = rng.Uniform();
+  rng.Next();  // two draws once used by body faults: the later ones keep their values for a seed
+  rng.Next();
   t.status_draw = rng.Uniform();
   t.lost_draw = rng.Uniform();  // drawn last: earlier draws keep their values for a seed
   return t;
@@ -77,10 +80,18 @@ bool FaultInjector::LosesReply(const FaultTicket& t) const {
   return t.eligible && t.lost_draw < config_.lost_reply_rate;
 }
 
-BodyFault FaultInjector::BodyFaultFor(const FaultTicket& t, uint64_t body_length) const {
+void FaultInjector::Restart() {
+  seq_.store(0);
+  body_seq_.store(0);
+}
+
+BodyFault FaultInjector::BodyFaultFor(const FaultTicket& t, uint64_t body_length) {
   BodyFault f;
   if (!t.eligible || body_length == 0) return f;
-  double r = t.kind_draw;
+  const uint64_t n = body_seq_.fetch_add(1) + 1;
+  SplitMix64 rng((config_.seed ^ kBodyStream) * 0x2545f4914f6cdd1dULL + n);
+  const double r = rng.Uniform();
+  const double cut_draw = rng.Uniform();
   if (r < config_.reset_rate) {
     f.kind = BodyFault::Kind::kReset;
   } else if (r < config_.reset_rate + config_.truncate_rate) {
@@ -90,7 +101,7 @@ BodyFault FaultInjector::BodyFaultFor(const FaultTicket& t, uint64_t body_length
   } else {
     return f;
   }
-  f.cut_at = static_cast<uint64_t>(std::floor(t.cut_draw * static_cast<double>(body_length)));
+  f.cut_at = static_cast<uint64_t>(std::floor(cut_draw * static_cast<double>(body_length)));
   if (f.cut_at >= body_length) f.cut_at = body_length - 1;
   return f;
 }

@@ -5,8 +5,13 @@
 // request order meets the same faults. Outright failures (500 InternalError /
 // 503 SlowDown) are decided before the handler runs, so a failed PUT stores
 // nothing; body faults (reset, truncate, stall) are decided for responses with
-// a body and carried out by the connection loop. Every injected fault is
-// written as one JSON line to the fault log, if one is configured.
+// a body and carried out by the connection loop. Body faults are drawn from a
+// sequence of their own, counting only the responses that may take one, so
+// the n-th such response meets the same fault whatever other requests came
+// between: a client's concurrent HEADs and PUTs cannot take a test's body
+// faults. Restart() starts both sequences over, as at startup. Every
+// injected fault is written as one JSON line to the fault log, if one is
+// configured.
 #ifndef TESTS_S3SIM_FAULTS_H_
 #define TESTS_S3SIM_FAULTS_H_
 
@@ -56,7 +61,7 @@ class SplitMix64 {
 struct FaultTicket {
   uint64_t seq = 0;
   bool eligible = false;
-  double fail_draw = 1, kind_draw = 1, cut_draw = 0, status_draw = 0, lost_draw = 1;
+  double fail_draw = 1, status_draw = 0, lost_draw = 1;
 };
 
 class FaultInjector {
@@ -70,10 +75,15 @@ class FaultInjector {
   FaultTicket Begin(const std::string& op, const std::string& method);
   // 0, or the status (500 or 503) the request must fail with.
   int FailureStatus(const FaultTicket& t) const;
-  BodyFault BodyFaultFor(const FaultTicket& t, uint64_t body_length) const;
+  // Takes the next body sequence number when `t` may fault and the body is
+  // not empty.
+  BodyFault BodyFaultFor(const FaultTicket& t, uint64_t body_length);
   // Whether the successful answer of a request carried out must be replaced
   // by 500 InternalError (--lost-reply-rate).
   bool LosesReply(const FaultTicket& t) const;
+
+  // Sequence numbers (of requests and of bodies) start over from 1.
+  void Restart();
 
   // Appends a JSON line describing an injected fault.
   void Log(const FaultTicket& t, const std::string& fault, const HttpRequest& req,
@@ -82,6 +92,7 @@ class FaultInjector {
  private:
   const FaultConfig config_;
   std::atomic<uint64_t> seq_{0};
+  std::atomic<uint64_t> body_seq_{0};  // responses that might take a body fault
   bucketfs::Mutex log_mu_;
   FILE* log_ GUARDED_BY(log_mu_) = nullptr;
 };

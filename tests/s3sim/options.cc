@@ -45,7 +45,8 @@ Hostile (aimed at some keys, see hostile.h; repeatable):
   --hostile list-loop=PREFIX     listings under PREFIX repeat their continuation token
   --hostile wrong-range=SUBSTR   ranged GETs of matching keys answer the range 1 byte later
   --hostile short-body=SUBSTR    GETs of matching keys announce a Content-Length, send no body
-Admin: GET /__s3sim/stats, POST /__s3sim/reset-stats, GET /__s3sim/health
+Admin: GET /__s3sim/stats, POST /__s3sim/reset-stats, GET /__s3sim/health,
+  POST /__s3sim/restart-faults (fault decisions start over, as at startup)
 )";
 }
 

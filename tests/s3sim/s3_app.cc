@@ -160,6 +160,9 @@ HttpResponse S3App::HandleAdmin(const HttpRequest& req) {
   } else if (what == "reset-stats" && req.method == "POST") {
     stats_->Reset();
     resp.status = 204;
+  } else if (what == "restart-faults" && req.method == "POST") {
+    faults_->Restart();
+    resp.status = 204;
   } else if (what == "health") {
     resp.body = "ok\n";
   } else {
