@@ -56,8 +56,8 @@ void CachingRangeSource::Fetch(const ObjectVersion& object, uint64_t offset,
       return;
     }
     // Off the transport thread that completed the fetch.
-    pool_->Post([this, file = std::move(file), offset, dest, done = std::move(done)]() mutable {
-      FillAndComplete(file, offset, dest, std::move(done));
+    pool_->Post([this, file = std::move(file), offset, dest, done = std::move(done)] {
+      FillAndComplete(file, offset, dest, done);
     });
   };
   if (on_caller) {
@@ -69,7 +69,7 @@ void CachingRangeSource::Fetch(const ObjectVersion& object, uint64_t offset,
 
 void CachingRangeSource::FillAndComplete(const std::shared_ptr<cache::CachedFile>& file,
                                          uint64_t offset, std::span<std::byte> dest,
-                                         std::function<void(Status)> done) {
+                                         const std::function<void(Status)>& done) {
   const uint64_t n = dest.size();
   if (fill_backlog_.fetch_add(n) + n > kMaxFillBacklog) {  // behind: `dest` is valid until done
     file->Fill(offset, dest);

@@ -54,7 +54,7 @@ class CachingRangeSource : public RangeSource {
   // Hands `dest` to `done` and writes it into `file`: from a copy after
   // `done` while the backlog allows, else before. On a pool thread.
   void FillAndComplete(const std::shared_ptr<cache::CachedFile>& file, uint64_t offset,
-                       std::span<std::byte> dest, std::function<void(Status)> done);
+                       std::span<std::byte> dest, const std::function<void(Status)>& done);
 
  public:
   // Bytes of fetched ranges that may wait in memory for their cache write.
