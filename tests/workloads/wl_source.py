@@ -56,6 +56,7 @@ class S3Source:
         self.endpoint, self.access_key, self.secret_key = endpoint, access_key, secret_key
         self.bucket = bucket
         self._client = None
+        self._client_pid = None
 
     def __getstate__(self):
         d = dict(self.__dict__)
@@ -63,7 +64,11 @@ class S3Source:
         return d
 
     def client(self):
-        if self._client is None:
+        # One client per process: a forked worker (DataLoader, the shard
+        # savers) that used its parent's client would share its pooled
+        # sockets, and requests and answers of two processes would interleave.
+        if self._client is None or self._client_pid != os.getpid():
+            self._client_pid = os.getpid()
             import boto3
             from botocore.config import Config
             self._client = boto3.client(
