@@ -19,6 +19,7 @@ RequestPacer::Clock::time_point RequestPacer::NextSlot(Clock::time_point now) {
 void RequestPacer::Take(Clock::time_point now, Clock::time_point ready) {
   MutexLock lock(mu_);
   NoteActivity(now);
+  Count(kStarted, now);
   MaybeRelease(now);
   if (rate_ <= 0) return;
   // From the slot missed, or from now after a pause: no burst after one.
@@ -36,16 +37,17 @@ bool RequestPacer::OnThrottled(Clock::time_point sent, Clock::time_point now) {
   // Requests sent before the last decrease went at the old rate: their
   // answers say nothing about the new one.
   if (rate_ > 0 && sent < last_decrease_) return false;
-  const double succeeded = std::max(kMinRate, RecentSuccessRate(now));
+  const double succeeded = std::max(kMinRate, RecentRate(kSucceeded, now));
   const bool measured = now - busy_since_ >= kMeasureSpan;
-  if (rate_ <= 0) {
-    admitted_ = succeeded;
-    probing_ = !measured;
+  if (rate_ <= 0 || probing_) {
+    // The first throttle, or the end of a probe that overshot by an unknown
+    // amount: the successes measure the store, when there was time to.
+    admitted_ = rate_ <= 0 ? succeeded : measured ? std::min(rate_, succeeded) : rate_;
+    probing_ = rate_ <= 0 && !measured;
   } else {
-    // Too short a busy spell to measure the store: the rate sent at is all
-    // there is to go by.
-    admitted_ = measured ? std::min(rate_, succeeded) : rate_;
-    probing_ = false;
+    // Paced at a rate the store admitted a moment ago: it is a little too
+    // high. Successes below that may only mean there was less to send.
+    admitted_ = measured ? std::min(rate_, std::max(succeeded, kDecrease * rate_)) : rate_;
   }
   rate_ = std::max(kMinRate, kDecrease * admitted_);
   last_decrease_ = now;
@@ -59,7 +61,7 @@ bool RequestPacer::OnThrottled(Clock::time_point sent, Clock::time_point now) {
 bool RequestPacer::OnSuccess(Clock::time_point now) {
   MutexLock lock(mu_);
   NoteActivity(now);
-  CountSuccess(now);
+  Count(kSucceeded, now);
   if (rate_ <= 0) return false;
   MaybeRelease(now);
   if (rate_ <= 0) return true;
@@ -70,6 +72,9 @@ bool RequestPacer::OnSuccess(Clock::time_point now) {
   last_increase_ = now;
   waited_ = false;
   if (!waited || dt <= 0) return false;
+  // Requests waited, but fewer started than the rate allows: a burst, not
+  // a rate too low.
+  if (RecentRate(kStarted, now) < kBinding * rate_) return false;
   const double probe = std::max(1.0, kIncreaseShare * rate_);
   if (probing_) {
     rate_ *= std::exp2(dt / Seconds(kDoubling));
@@ -96,27 +101,26 @@ void RequestPacer::NoteActivity(Clock::time_point now) {
   last_active_ = std::max(last_active_, now);
 }
 
-void RequestPacer::CountSuccess(Clock::time_point now) {
+void RequestPacer::Count(Counted what, Clock::time_point now) {
   const int64_t slot = now.time_since_epoch() / kSlotWidth;
   if (slot > newest_slot_) {
     // Clear the slots skipped since the newest one.
     for (int64_t s = std::max(newest_slot_ + 1, slot - kSlots + 1); s <= slot; ++s) {
-      successes_[static_cast<size_t>(s % kSlots)] = 0;
+      for (auto& c : counts_) c[static_cast<size_t>(s % kSlots)] = 0;
     }
     newest_slot_ = slot;
   }
-  if (slot > newest_slot_ - kSlots) ++successes_[static_cast<size_t>(slot % kSlots)];
+  if (slot > newest_slot_ - kSlots) ++counts_[what][static_cast<size_t>(slot % kSlots)];
 }
 
-double RequestPacer::RecentSuccessRate(Clock::time_point now) {
+double RequestPacer::RecentRate(Counted what, Clock::time_point now) {
   const int64_t slot = now.time_since_epoch() / kSlotWidth;
-  // Over the slots kept, or since the bucket got busy when that is sooner:
-  // an idle spell, or a throttled start, would otherwise read as a slow store.
+  // An idle spell, or a throttled start, would otherwise read as a slow store.
   const int64_t first = std::max(slot - kSlots + 1, busy_since_.time_since_epoch() / kSlotWidth);
   uint64_t total = 0;
   for (int64_t s = first; s <= slot; ++s) {
     if (s >= 0 && s <= newest_slot_ && s > newest_slot_ - kSlots) {
-      total += successes_[static_cast<size_t>(s % kSlots)];
+      total += counts_[what][static_cast<size_t>(s % kSlots)];
     }
   }
   const Clock::time_point from = std::max(busy_since_, Clock::time_point(kSlotWidth * first));

@@ -8,19 +8,24 @@
 // Until the first throttled answer nothing is paced (rate 0), so a store
 // that never throttles sees no change. Then:
 //   - decrease: on a throttled answer to a request sent after the last
-//     decrease (once per round trip, as TCP does), the store's admitted rate is
-//     taken as the lower of the current rate and the rate of successful
-//     answers while the bucket was busy (the last half second, or since requests
-//     resumed after an idle spell, which would otherwise read as a slow
-//     store), and the rate becomes kDecrease times that. Less than
-//     kMeasureSpan of busy time measures nothing: a later throttle then
-//     goes by the current rate alone, the first one takes the successes as
-//     a guess and doubles the rate every kDoubling until the next throttle.
-//     The next slot is one interval after the throttled answer;
+//     decrease (once per round trip, as TCP does), the rate becomes
+//     kDecrease times the rate the store is judged to admit. At the first
+//     throttle, and at the end of a probe, that is the rate of successful
+//     answers while the bucket was busy (the last half second, or since
+//     requests resumed after an idle spell, which would otherwise read as a
+//     slow store), capped by the current rate. While paced, the current
+//     rate was admitted a moment ago and is only a little too high: the
+//     successes lower it by kDecrease at most (fewer may only mean there was
+//     less to send). With less than kMeasureSpan of busy time the current
+//     rate is all there is; a first throttle then takes the successes as a
+//     guess and probes, doubling the rate every kDoubling until the next
+//     throttle. The next slot is one interval after the throttled answer;
 //   - increase: when requests waited for their slot since the last success
-//     (the rate is what limits them), it climbs back to the admitted rate quickly (kRecovery of the
-//     gap per second) and beyond it slowly (max(1, kIncreaseShare of
-//     itself) per second), probing whether the store admits more;
+//     and at least kBinding of the slots were used (the rate is what limits
+//     them, not a burst), it climbs back to the admitted rate quickly
+//     (kRecovery of the gap per second) and beyond it slowly (max(1,
+//     kIncreaseShare of itself) per second), probing whether the store
+//     admits more;
 //   - release: after kReleaseAfter without throttling, pacing stops.
 // Time is passed in, so tests need no clock.
 #pragma once
@@ -41,12 +46,14 @@ class RequestPacer {
  public:
   using Clock = std::chrono::steady_clock;
   static constexpr double kDecrease = 0.9;
-  static constexpr double kIncreaseShare = 0.2;
+  static constexpr double kIncreaseShare = 0.1;
+  // Raised only while at least this share of its slots is used.
+  static constexpr double kBinding = 0.8;
   static constexpr double kRecovery = 2;  // share of the gap to the admitted rate, per second
   // A first throttle after less busy time than this is no measure of the
   // store: the rate then doubles every kDoubling until the next one.
   static constexpr std::chrono::milliseconds kMeasureSpan{500};
-  static constexpr std::chrono::milliseconds kDoubling{500};
+  static constexpr std::chrono::milliseconds kDoubling{250};
   static constexpr double kMinRate = 1;  // requests per second
   static constexpr std::chrono::seconds kReleaseAfter{30};
 
@@ -66,15 +73,17 @@ class RequestPacer {
   double rate() const EXCLUDES(mu_);
 
  private:
-  // Successful answers per 100 ms slot over the last half second.
+  // Counted per 100 ms slot over the last half second.
   static constexpr int kSlots = 5;
   static constexpr std::chrono::milliseconds kSlotWidth{100};
   // No request started or answered for this long: the bucket was idle.
   static constexpr std::chrono::milliseconds kIdleGap{250};
   Clock::duration Interval() const REQUIRES(mu_);  // between slots at rate_ > 0
   void NoteActivity(Clock::time_point now) REQUIRES(mu_);
-  void CountSuccess(Clock::time_point now) REQUIRES(mu_);
-  double RecentSuccessRate(Clock::time_point now) REQUIRES(mu_);
+  enum Counted { kSucceeded, kStarted };
+  void Count(Counted what, Clock::time_point now) REQUIRES(mu_);
+  // Per second over the slots kept, or since the bucket got busy.
+  double RecentRate(Counted what, Clock::time_point now) REQUIRES(mu_);
   void MaybeRelease(Clock::time_point now) REQUIRES(mu_);
 
   mutable Mutex mu_;
@@ -87,11 +96,12 @@ class RequestPacer {
   bool waited_ GUARDED_BY(mu_) = false;  // a request was held back since the last success
   Clock::time_point waited_since_ GUARDED_BY(mu_);  // the first of them was ready
   Clock::time_point last_increase_ GUARDED_BY(mu_);
-  std::array<uint32_t, kSlots> successes_ GUARDED_BY(mu_) = {};
+  // Successful answers and started requests per slot.
+  std::array<std::array<uint32_t, kSlots>, 2> counts_ GUARDED_BY(mu_) = {};
   bool active_ GUARDED_BY(mu_) = false;           // any request seen yet
   Clock::time_point busy_since_ GUARDED_BY(mu_);  // requests resumed after an idle spell
   Clock::time_point last_active_ GUARDED_BY(mu_);
-  int64_t newest_slot_ GUARDED_BY(mu_) = 0;  // index (time / kSlotWidth) of successes_' newest
+  int64_t newest_slot_ GUARDED_BY(mu_) = 0;  // index (time / kSlotWidth) of counts_' newest
 };
 
 // One RequestPacer per bucket, made on first use; the pacers live as long

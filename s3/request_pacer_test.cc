@@ -141,16 +141,48 @@ TEST(RequestPacer, RaisesOnlyWhileTheRateHoldsRequestsBack) {
   }
   EXPECT_EQ(p.rate(), start);
   // Demand above it: every request waits. Back to the admitted rate (20/s)
-  // within half a second...
-  int64_t now = Saturate(p, 12000, 500);
+  // within a second (and at most a second's probe beyond)...
+  int64_t now = Saturate(p, 12000, 1000);
   EXPECT_GT(p.rate(), 19.5);
-  EXPECT_LE(p.rate(), 20 + 0.1 * RequestPacer::kIncreaseShare * 20);
+  EXPECT_LE(p.rate(), 20 + RequestPacer::kIncreaseShare * 20);
   // ...then beyond it by about max(1, kIncreaseShare * rate) per second.
   now = Saturate(p, now, 200);
   const double admitted = p.rate();
   Saturate(p, now, 1000);
   EXPECT_GT(p.rate(), admitted * (1 + 0.8 * RequestPacer::kIncreaseShare));
   EXPECT_LT(p.rate(), admitted * (1 + 1.3 * RequestPacer::kIncreaseShare));
+}
+
+TEST(RequestPacer, ABurstIsNoReasonToRaise) {
+  RequestPacer p;
+  for (int i = 0; i < 20; ++i) {
+    p.Take(T(i * 50), T(i * 50));
+    p.OnSuccess(T(i * 50 + 1));
+  }
+  p.OnThrottled(T(990), T(1000));
+  const double start = p.rate();
+  // Two requests at once every 200 ms: the second waits, but most slots go
+  // unused.
+  for (int64_t now = 1200; now < 5000; now += 200) {
+    for (int i = 0; i < 2; ++i) p.OnSuccess(Start(p, T(now)) + milliseconds(1));
+  }
+  EXPECT_EQ(p.rate(), start);
+}
+
+TEST(RequestPacer, AThrottleWhilePacedCutsALittle) {
+  RequestPacer p;
+  for (int i = 0; i < 20; ++i) {
+    p.Take(T(i * 50), T(i * 50));
+    p.OnSuccess(T(i * 50 + 1));
+  }
+  p.OnThrottled(T(990), T(1000));
+  const int64_t now = Saturate(p, 1000, 2000);
+  const double before = p.rate();
+  // Even with few successes of late (less to send), one cut is at most
+  // kDecrease twice.
+  ASSERT_TRUE(p.OnThrottled(T(now), T(now + 1)));
+  EXPECT_GE(p.rate(), RequestPacer::kDecrease * RequestPacer::kDecrease * before - 1e-9);
+  EXPECT_LT(p.rate(), before);
 }
 
 TEST(RequestPacer, AGuessedRateDoublesUntilTheNextThrottle) {
@@ -162,8 +194,8 @@ TEST(RequestPacer, AGuessedRateDoublesUntilTheNextThrottle) {
   p.OnSuccess(T(5));
   ASSERT_TRUE(p.OnThrottled(T(8), T(10)));
   const double guess = p.rate();
-  // 500 ms of requests held back: about twice the guess.
-  int64_t now = Saturate(p, 10, 500);
+  // kDoubling of requests held back: about twice the guess.
+  int64_t now = Saturate(p, 10, RequestPacer::kDoubling.count());
   EXPECT_GT(p.rate(), guess * 1.7);
   EXPECT_LT(p.rate(), guess * 2.3);
   // The next throttle ends the doubling.

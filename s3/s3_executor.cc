@@ -312,6 +312,7 @@ void S3Executor::StartAttempt(const std::shared_ptr<Operation>& op,
     // Paced: the attempt starts when its slot comes (or at once, after its
     // backoff, when the dispatcher has stopped).
     const auto earliest = now + delay;
+    http.run_on_caller = false;  // the transfer must not hold up the dispatcher's thread
     PacedDispatcher::Run run = [this, op, http = std::move(http), ranged, first, last, now,
                                 earliest](bool go,
                                           PacedDispatcher::Clock::time_point sent) mutable {
