@@ -2,10 +2,12 @@
 // Endpoint, credentials chain, libcurl transport, S3Executor and the typed
 // S3ObjectClient, owned together by a small wrapper.
 //
-// Teardown order matters: destroying the transport completes every request
-// still pending with "Shutdown", and those completions run through the
-// executor and the callers' callbacks. So the transport goes first, while
-// the executor and client it calls back into are still alive.
+// Teardown order matters: the attempts waiting for a pacer slot end first
+// (they would otherwise start on a destroyed transport). Destroying the
+// transport completes every request still pending with "Shutdown", and
+// those completions run through the executor and the callers' callbacks. So
+// the transport goes next, while the executor and client it calls back
+// into are still alive.
 #include <memory>
 #include <utility>
 
@@ -30,7 +32,8 @@ class OwningS3Client final : public ObjectClient {
         transport_(std::move(transport)) {}
 
   ~OwningS3Client() override {
-    transport_.reset();  // completes in-flight requests while executor_ lives
+    executor_->Shutdown();  // attempts waiting for a pacer slot end; later ones go to the transport
+    transport_.reset();     // completes in-flight requests while executor_ lives
     client_.reset();
     executor_.reset();
   }

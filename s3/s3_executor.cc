@@ -45,7 +45,7 @@ struct S3Executor::Operation {
   S3Response response;            // status and headers of the first 2xx attempt
   std::string etag;               // of the first 2xx attempt, for If-Match on resume
   RequestPacer* pacer = nullptr;  // the bucket's, when pacing
-  std::chrono::steady_clock::time_point sent_at;  // of the current attempt
+  std::chrono::steady_clock::time_point sent_at;  // of the current attempt, for the pacer
 
   // A GET whose partial body can be continued with a Range request.
   bool CanResume() const { return request.method == "GET" && (request.range || sink); }
@@ -206,7 +206,12 @@ S3Executor::S3Executor(HttpTransport& transport, Endpoint endpoint,
       config_(std::move(config)),
       retry_(RetryOptions{config_.max_attempts, config_.backoff_base, config_.backoff_max}),
       observer_(observer),
-      pacing_(config_.adaptive_rate ? std::make_unique<RequestPacing>() : nullptr) {}
+      pacing_(config_.adaptive_rate ? std::make_unique<RequestPacing>() : nullptr),
+      dispatcher_(config_.adaptive_rate ? std::make_unique<PacedDispatcher>() : nullptr) {}
+
+void S3Executor::Shutdown() {
+  if (dispatcher_ != nullptr) dispatcher_->Stop();
+}
 
 void S3Executor::Execute(S3Request request, std::shared_ptr<BodySink> sink, S3Callback done) {
   auto op = std::make_shared<Operation>();
@@ -302,13 +307,34 @@ void S3Executor::StartAttempt(const std::shared_ptr<Operation>& op,
   http.low_speed_time =
       std::max(config_.low_speed_time, req.min_low_speed_time.value_or(std::chrono::seconds(0)));
   http.low_speed_bytes_per_sec = config_.low_speed_bytes_per_sec;
-  if (op->pacer != nullptr) {
-    const auto now = std::chrono::steady_clock::now();
-    op->sent_at = op->pacer->Reserve(now, now + delay);
-    const auto wait = std::chrono::ceil<std::chrono::milliseconds>(op->sent_at - now);
-    if (observer_ != nullptr && wait > delay) observer_->OnPaced(wait - delay);
-    delay = std::max(delay, wait);
+  const auto now = std::chrono::steady_clock::now();
+  if (op->pacer != nullptr && op->pacer->rate() > 0) {
+    // Paced: the attempt starts when its slot comes (or at once, after its
+    // backoff, when the dispatcher has stopped).
+    const auto earliest = now + delay;
+    http.run_on_caller = false;  // the transfer must not hold up the dispatcher's thread
+    PacedDispatcher::Run run = [this, op, http = std::move(http), ranged, first, last, now,
+                                earliest](bool go,
+                                          PacedDispatcher::Clock::time_point sent) mutable {
+      if (!go) {
+        op->Finish(MakeTransportError(transport_code::kShutdown, "client shut down"));
+        return;
+      }
+      const auto held = sent - std::max(now, earliest);
+      if (observer_ != nullptr && held > held.zero()) observer_->OnPaced(held);
+      const auto wait = std::max(std::chrono::milliseconds(0),
+                                 std::chrono::ceil<std::chrono::milliseconds>(earliest - sent));
+      op->sent_at = sent + wait;
+      if (observer_ != nullptr) observer_->OnAttemptStart(op->request.op);
+      transport_.Submit(std::move(http),
+                        std::make_shared<AttemptHandler>(*this, op, ranged, first, last, wait),
+                        wait);
+    };
+    if (!dispatcher_->Enqueue(*op->pacer, earliest, run)) run(true, now);
+    return;
   }
+  if (op->pacer != nullptr) op->pacer->Take(now, now);
+  op->sent_at = now + delay;
   if (observer_ != nullptr) observer_->OnAttemptStart(req.op);
   transport_.Submit(std::move(http),
                     std::make_shared<AttemptHandler>(*this, op, ranged, first, last, delay), delay);

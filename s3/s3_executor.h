@@ -16,10 +16,11 @@
 // received: the sink sees each byte offset exactly once, in order.
 // When the budget is spent the caller gets the last error, never a short body.
 //
-// Pacing (config.adaptive_rate): every attempt takes a start slot from its
-// bucket's RequestPacer, which paces the bucket's requests (reads, writes
-// and listings alike) once the store throttles; a retry's backoff delay is
-// the earliest its slot may be.
+// Pacing (config.adaptive_rate): once the store throttles, every attempt to
+// that bucket (reads, writes and listings alike) waits in the
+// PacedDispatcher for a start slot of its RequestPacer; a retry's backoff
+// delay is the earliest its slot may be. Before that, attempts go straight
+// to the transport.
 #pragma once
 
 #include <chrono>
@@ -35,6 +36,7 @@
 #include "s3/client_config.h"
 #include "s3/credentials.h"
 #include "s3/http_transport.h"
+#include "s3/paced_dispatcher.h"
 #include "s3/request_observer.h"
 #include "s3/request_pacer.h"
 #include "s3/result.h"
@@ -102,6 +104,9 @@ class S3Executor {
   void Execute(S3Request request, std::shared_ptr<BodySink> sink, S3Callback done);
   // Blocks the calling thread until done. REQUIRES: not called on a transport thread.
   Result<S3Response> ExecuteSync(S3Request request, std::shared_ptr<BodySink> sink = nullptr);
+  // Ends the attempts waiting for a pacer slot with "Shutdown"; later ones
+  // go to the transport at once. Call before destroying the transport.
+  void Shutdown();
 
   const Endpoint& endpoint() const { return endpoint_; }
   const ClientConfig& config() const { return config_; }
@@ -122,6 +127,8 @@ class S3Executor {
   RetryPolicy retry_;
   RequestObserver* const observer_;
   std::unique_ptr<RequestPacing> pacing_;  // null: no pacing
+  // Last: stopped first, while the pacers and everything its attempts use live.
+  std::unique_ptr<PacedDispatcher> dispatcher_;  // null: no pacing
 };
 
 // Parses an S3 error response (XML <Error><Code>..<Message>..<RequestId>..)
