@@ -265,6 +265,15 @@ mount_bucket() {
     --log-file "$TMP/bucketfs-$(basename "$mnt").log" --log-level debug "$@"
 }
 
+# dump_stacks PID: every thread's stack of a daemon that should have ended,
+# so that a hang on a machine we cannot log into says where it waits.
+dump_stacks() {
+  command -v gdb >/dev/null || { echo "(no gdb: no stacks)"; return 0; }
+  echo "--- threads of $1"
+  command timeout 60 gdb -p "$1" -batch -nx -ex "set pagination off" \
+    -ex "thread apply all bt 30" 2>/dev/null | grep -E '^(Thread|#)' | head -400 || true
+}
+
 # unmount MOUNTPOINT: unmounts and waits until the daemon has finished
 # (uploads flushed), so the bucket can be inspected afterwards.
 # A failure says which step failed and shows the daemon's last log lines: a
@@ -273,6 +282,8 @@ unmount() {
   local mnt="$1"
   local pid log="$TMP/bucketfs-$(basename "$1").log"
   pid=$(pgrep -f -- "$BUCKETFS .* $mnt( |$)" | head -1 || true)
+  local dev
+  dev=$(awk -v m="$mnt" '$5 == m { print $3 }' /proc/self/mountinfo | head -1)
   if ! timeout 30 fusermount3 -u "$mnt"; then
     echo "FAIL unmount $mnt: fusermount3 -u failed or took over 30 s; open files:"
     timeout 10 fuser -vm "$mnt" 2>&1 | head -20 || true
@@ -283,6 +294,15 @@ unmount() {
   if [[ -n "$pid" ]] && ! timeout 60 tail --pid="$pid" -f /dev/null; then
     echo "FAIL unmount $mnt: daemon $pid still running 60 s after the unmount"
     [[ ! -f "$log" ]] || { echo "--- tail of $log"; tail -n 40 "$log"; }
+    local holders
+    holders=$(grep -l " $dev / $mnt " /proc/[0-9]*/mountinfo 2>/dev/null | head -5 || true)
+    if [[ -n "$dev" && -n "$holders" ]]; then
+      echo "the mount lives on in another mount namespace (its daemon sees no unmount), of:"
+      for f in $holders; do
+        f=${f%/mountinfo}; echo "  pid ${f#/proc/}: $(tr '\0' ' ' <"$f/cmdline" 2>/dev/null | head -c 120)"
+      done
+    fi
+    dump_stacks "$pid"
     return 1
   fi
 }

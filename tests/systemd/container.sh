@@ -88,13 +88,24 @@ container_boot() {
   if [ -n "${CONTAINER_STAGE:-}" ]; then
     binds+=(--bind-ro="$CONTAINER_STAGE:/opt/bucketfs-stage")
   fi
-  systemd-nspawn -q -b --register=no --keep-unit --volatile=overlay -D "$CONTAINER_ROOT" \
+  # The container's mount namespace starts as a copy of ours. Where mounts
+  # are private (no systemd on the host), a copy of another test's FUSE mount
+  # would outlive that test's unmount and keep its daemon running, so nspawn
+  # starts from a namespace without them (unshare execs: $! stays nspawn).
+  unshare --mount --propagation private sh -c '
+    awk '"'"'{ for (i = 7; i <= NF; i++) if ($i == "-") { if ($(i + 1) ~ /^fuse(\.|blk$|$)/) print $5; break } }'"'"' \
+      /proc/self/mountinfo | while read -r m; do umount -l "$(printf "%b" "$m")" 2>/dev/null || true; done
+    exec "$@"' sh \
+    systemd-nspawn -q -b --register=no --keep-unit --volatile=overlay -D "$CONTAINER_ROOT" \
     --machine=bucketfs-test-$$ "${binds[@]}" "${CONTAINER_NSPAWN_ARGS[@]+"${CONTAINER_NSPAWN_ARGS[@]}"}" \
     </dev/null >"$CONTAINER_LOG" 2>&1 &
   CONTAINER_NSPAWN_PID=$!
   local deadline=$((SECONDS + 60))
   while [ -z "$CONTAINER_PID" ]; do
-    CONTAINER_PID=$(pgrep -P "$CONTAINER_NSPAWN_PID" | head -1 || true)
+    # Not before the exec: the children of the shell above are not the container.
+    if [[ "$(cat "/proc/$CONTAINER_NSPAWN_PID/comm" 2>/dev/null)" == systemd-nspawn ]]; then
+      CONTAINER_PID=$(pgrep -P "$CONTAINER_NSPAWN_PID" | head -1 || true)
+    fi
     if ! kill -0 "$CONTAINER_NSPAWN_PID" 2>/dev/null; then
       container_log "systemd-nspawn exited; its output:"; cat "$CONTAINER_LOG" >&2; return 1
     fi
