@@ -3,6 +3,7 @@
 // written once.
 #pragma once
 
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -25,5 +26,11 @@ std::vector<std::string_view> Split(std::string_view s, char delim);
 // True when `s` is well-formed UTF-8 (no overlong forms, no surrogates,
 // nothing above U+10FFFF): what S3 requires of every key.
 bool IsUtf8(std::string_view s);
+
+// The value of one hexadecimal digit (either case), or -1 for any other character.
+int HexDigitValue(char c);
+
+// `bytes` as lowercase hexadecimal, two digits per byte (digests, ETags).
+std::string HexLower(std::string_view bytes);
 
 }  // namespace bucketfs::base

@@ -65,5 +65,20 @@ TEST(IsUtf8Test, MalformedBytesFail) {
   EXPECT_FALSE(IsUtf8("\xf4\x90\x80\x80"));  // above U+10FFFF
 }
 
+TEST(HexTest, DigitsOfEitherCaseAndNothingElse) {
+  EXPECT_EQ(HexDigitValue('0'), 0);
+  EXPECT_EQ(HexDigitValue('9'), 9);
+  EXPECT_EQ(HexDigitValue('a'), 10);
+  EXPECT_EQ(HexDigitValue('F'), 15);
+  EXPECT_EQ(HexDigitValue('g'), -1);
+  EXPECT_EQ(HexDigitValue('/'), -1);
+  EXPECT_EQ(HexDigitValue(':'), -1);
+}
+
+TEST(HexTest, EncodesEveryByteAsTwoLowercaseDigits) {
+  EXPECT_EQ(HexLower(std::string_view("\x00\x01\xab\xff", 4)), "0001abff");
+  EXPECT_EQ(HexLower(""), "");
+}
+
 }  // namespace
 }  // namespace bucketfs::base

@@ -55,15 +55,7 @@ class ScopedFd {
 // buffer of RoundUpToDirect(len) bytes: at the end of the file the read may
 // stop short of the rounded length, never of `len`.
 bool PreadDirect(int fd, std::byte* out, uint64_t len, uint64_t offset) {
-  const uint64_t want = RoundUpToDirect(len);
-  uint64_t got = 0;
-  while (got < len) {
-    const ssize_t n = ::pread(fd, out + got, want - got, static_cast<off_t>(offset + got));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    got += static_cast<uint64_t>(n);
-  }
-  return true;
+  return PreadAtLeast(fd, out, len, RoundUpToDirect(len), offset);
 }
 
 }  // namespace

@@ -76,16 +76,25 @@ namespace data_cache_internal {
 constexpr std::string_view kTotalKey{"\x01total", 6};
 constexpr std::string_view kLimitKey{"\x01limit", 6};
 
-uint64_t GetTotal(const LmdbTxn& t) {
-  auto v = t.Get(kTotalKey);
-  uint64_t total = 0;
-  if (v.ok() && *v && (*v)->size() == sizeof(total)) std::memcpy(&total, (*v)->data(), 8);
-  return total;
+namespace {
+
+// The index's counters: one native-endian uint64 each (0 when absent).
+uint64_t GetCounter(const LmdbTxn& t, std::string_view key) {
+  auto v = t.Get(key);
+  uint64_t n = 0;
+  if (v.ok() && *v && (*v)->size() == sizeof(n)) std::memcpy(&n, (*v)->data(), sizeof(n));
+  return n;
 }
 
-Status PutTotal(LmdbTxn& t, uint64_t total) {
-  return t.Put(kTotalKey, std::string_view(reinterpret_cast<const char*>(&total), sizeof(total)));
+Status PutCounter(LmdbTxn& t, std::string_view key, uint64_t n) {
+  return t.Put(key, std::string_view(reinterpret_cast<const char*>(&n), sizeof(n)));
 }
+
+}  // namespace
+
+uint64_t GetTotal(const LmdbTxn& t) { return GetCounter(t, kTotalKey); }
+
+Status PutTotal(LmdbTxn& t, uint64_t total) { return PutCounter(t, kTotalKey, total); }
 
 FileStamp StampOf(const struct stat& st) {
   return FileStamp{static_cast<uint64_t>(st.st_ino), static_cast<uint64_t>(st.st_size),
@@ -93,16 +102,19 @@ FileStamp StampOf(const struct stat& st) {
                    st.st_ctim.tv_sec * 1'000'000'000ll + st.st_ctim.tv_nsec};
 }
 
-bool PreadAll(int fd, std::byte* out, size_t len, uint64_t offset) {
-  while (len > 0) {
-    const ssize_t n = ::pread(fd, out, len, static_cast<off_t>(offset));
+bool PreadAtLeast(int fd, std::byte* out, uint64_t need, uint64_t ask, uint64_t offset) {
+  uint64_t got = 0;
+  while (got < need) {
+    const ssize_t n = ::pread(fd, out + got, ask - got, static_cast<off_t>(offset + got));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return false;
-    out += n;
-    len -= static_cast<size_t>(n);
-    offset += static_cast<uint64_t>(n);
+    got += static_cast<uint64_t>(n);
   }
   return true;
+}
+
+bool PreadAll(int fd, std::byte* out, size_t len, uint64_t offset) {
+  return PreadAtLeast(fd, out, len, len, offset);
 }
 
 bool PwriteAll(int fd, const std::byte* in, size_t len, uint64_t offset) {
@@ -118,15 +130,11 @@ bool PwriteAll(int fd, const std::byte* in, size_t len, uint64_t offset) {
 }
 
 uint64_t GetLimit(const LmdbTxn& t, uint64_t fallback) {
-  auto v = t.Get(kLimitKey);
-  uint64_t limit = 0;
-  if (v.ok() && *v && (*v)->size() == sizeof(limit)) std::memcpy(&limit, (*v)->data(), 8);
+  const uint64_t limit = GetCounter(t, kLimitKey);
   return limit > 0 ? limit : fallback;
 }
 
-Status PutLimit(LmdbTxn& t, uint64_t limit) {
-  return t.Put(kLimitKey, std::string_view(reinterpret_cast<const char*>(&limit), sizeof(limit)));
-}
+Status PutLimit(LmdbTxn& t, uint64_t limit) { return PutCounter(t, kLimitKey, limit); }
 
 }  // namespace data_cache_internal
 

@@ -25,6 +25,9 @@ Status PutLimit(LmdbTxn& t, uint64_t limit);
 FileStamp StampOf(const struct stat& st);
 
 // pread/pwrite of all `len` bytes (EINTR retried); false on an error or end of file.
+// Reads until `need` bytes are in, asking for up to `ask` (>= need) bytes:
+// an O_DIRECT read asks for whole blocks and may stop short at the file's end.
+bool PreadAtLeast(int fd, std::byte* out, uint64_t need, uint64_t ask, uint64_t offset);
 bool PreadAll(int fd, std::byte* out, size_t len, uint64_t offset);
 bool PwriteAll(int fd, const std::byte* in, size_t len, uint64_t offset);
 

@@ -2,17 +2,9 @@
 
 #include <vector>
 
+#include "base/strings.h"
+
 namespace bucketfs::tools {
-namespace {
-
-int HexDigit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-}  // namespace
 
 Result<std::string> PercentDecode(std::string_view text) {
   std::string out;
@@ -22,8 +14,8 @@ Result<std::string> PercentDecode(std::string_view text) {
       out += text[i];
       continue;
     }
-    const int hi = i + 2 < text.size() ? HexDigit(text[i + 1]) : -1;
-    const int lo = hi >= 0 ? HexDigit(text[i + 2]) : -1;
+    const int hi = i + 2 < text.size() ? base::HexDigitValue(text[i + 1]) : -1;
+    const int lo = hi >= 0 ? base::HexDigitValue(text[i + 2]) : -1;
     if (lo < 0) {
       return MakeError(EINVAL, "BadEscape",
                        "order: bad %-escape in '" + std::string(text) + "' (%XX expected)");

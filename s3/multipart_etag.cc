@@ -5,6 +5,8 @@
 #include <cctype>
 #include <cstdint>
 
+#include "base/strings.h"
+
 namespace bucketfs::s3 {
 namespace {
 
@@ -15,20 +17,13 @@ std::string_view Unquoted(std::string_view etag) {
   return etag;
 }
 
-int HexDigit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 // The 16 bytes of a plain MD5 ETag appended to `out`; false if it is not one.
 bool AppendMd5Bytes(std::string_view etag, std::string& out) {
   const std::string_view hex = Unquoted(etag);
   if (hex.size() != 32) return false;
   for (size_t i = 0; i < hex.size(); i += 2) {
-    const int hi = HexDigit(hex[i]);
-    const int lo = HexDigit(hex[i + 1]);
+    const int hi = base::HexDigitValue(hex[i]);
+    const int lo = base::HexDigitValue(hex[i + 1]);
     if (hi < 0 || lo < 0) return false;
     out.push_back(static_cast<char>((hi << 4) | lo));
   }
@@ -49,13 +44,7 @@ std::optional<std::string> ExpectedMultipartEtag(const std::vector<CompletedPart
   if (EVP_Digest(digests.data(), digests.size(), md, &md_len, EVP_md5(), nullptr) != 1) {
     return std::nullopt;
   }
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(2 * md_len + 8);
-  for (unsigned int i = 0; i < md_len; ++i) {
-    out.push_back(kHex[md[i] >> 4]);
-    out.push_back(kHex[md[i] & 0xf]);
-  }
+  std::string out = base::HexLower(std::string_view(reinterpret_cast<const char*>(md), md_len));
   out += '-' + std::to_string(parts.size());
   return out;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "base/strings.h"
 #include "s3/s3_executor.h"
 #include "s3/xml_util.h"
 
@@ -36,13 +37,6 @@ Result<std::string> MaybeDecode(std::string text, bool encoded, std::string_view
   return UrlDecode(text, operation);
 }
 
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 void AppendTextChild(pugi::xml_node parent, const char* name, std::string_view text) {
   parent.append_child(name).append_child(pugi::node_pcdata).set_value(text.data(), text.size());
 }
@@ -72,8 +66,8 @@ Result<std::string> UrlDecode(std::string_view text, std::string_view operation)
       out += ' ';
     } else if (c == '%') {
       const bool complete = i + 2 < text.size();
-      const int hi = complete ? HexValue(text[i + 1]) : -1;
-      const int lo = complete ? HexValue(text[i + 2]) : -1;
+      const int hi = complete ? base::HexDigitValue(text[i + 1]) : -1;
+      const int lo = complete ? base::HexDigitValue(text[i + 2]) : -1;
       if (hi < 0 || lo < 0) {
         return xml::MalformedResponse(operation, "invalid %-escape in URL-encoded value");
       }

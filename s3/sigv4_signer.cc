@@ -12,21 +12,12 @@
 #include <map>
 #include <memory>
 
+#include "base/strings.h"
+
 namespace bucketfs::s3 {
 namespace {
 
 constexpr std::string_view kAlgorithm = "AWS4-HMAC-SHA256";
-constexpr char kHexDigits[] = "0123456789abcdef";
-
-std::string HexEncode(const unsigned char* data, size_t size) {
-  std::string out;
-  out.reserve(size * 2);
-  for (size_t i = 0; i < size; ++i) {
-    out.push_back(kHexDigits[data[i] >> 4]);
-    out.push_back(kHexDigits[data[i] & 0xf]);
-  }
-  return out;
-}
 
 std::string Digest(const EVP_MD* md, const void* data, size_t size) {
   unsigned char out[EVP_MAX_MD_SIZE];
@@ -139,7 +130,7 @@ std::string UriEncode(std::string_view input, bool encode_slash) {
 
 std::string Sha256Hex(std::span<const std::byte> data) {
   const std::string digest = Digest(Sha256Md(), data.data(), data.size());
-  return HexEncode(reinterpret_cast<const unsigned char*>(digest.data()), digest.size());
+  return base::HexLower(digest);
 }
 
 std::string Sha256Hex(std::string_view data) {
@@ -281,7 +272,7 @@ SignedRequestParts SignV4(const SigningRequest& request, const Credentials& cred
   const std::string raw_signature = HmacSha256(
       CachedSigningKey(credentials.secret_access_key, date8, context.region, context.service), sts);
   parts.signature =
-      HexEncode(reinterpret_cast<const unsigned char*>(raw_signature.data()), raw_signature.size());
+      base::HexLower(raw_signature);
 
   parts.authorization = std::string(kAlgorithm) + " Credential=" + credentials.access_key_id + "/" +
                         scope + ", SignedHeaders=" + signed_headers +

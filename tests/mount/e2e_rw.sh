@@ -12,7 +12,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 setup_bucket e2e-rw
 OPS="$E2E_DIR/rw_ops.py"
 ops() { timeout 120 python3 "$OPS" "$@"; }
-same_as() { test "$(s3 sha256 "$BUCKET" "$1")" = "$(sha256sum <"$2" | cut -d' ' -f1)"; }
 part_copies() {
   curl -s "$S3_ENDPOINT/__s3sim/stats" |
     python3 -c 'import json,sys; print(json.load(sys.stdin)["ops"].get("UploadPartCopy", 0))'

@@ -238,6 +238,9 @@ stop_server() {
 }
 
 s3() { timeout 120 python3 "$E2E_DIR/s3util.py" "$@"; }
+# same_as KEY [FILE]: the object KEY of $BUCKET holds exactly FILE's bytes
+# (standard input without FILE).
+same_as() { test "$(s3 sha256 "$BUCKET" "$1")" = "$(sha256sum <"${2:-/dev/stdin}" | cut -d' ' -f1)"; }
 
 # setup_bucket BUCKET [start_server args...]: the start most tests share:
 # checks the environment, starts the server and creates BUCKET. Sets BUCKET,
