@@ -72,8 +72,8 @@ std::shared_ptr<fs::FileReaderFactory> BuildReaders(const std::shared_ptr<s3::Ob
       std::make_shared<prefetch::ObjectClientRangeSource>(client);
   auto data_cache = OpenDataCache(config);
   if (data_cache != nullptr) {
-    source = std::make_shared<prefetch::CachingRangeSource>(std::move(source), data_cache,
-                                                            kCacheThreads, config.read_part_size);
+    source = std::make_shared<prefetch::CachingRangeSource>(
+        std::move(source), data_cache, kCacheThreads, config.read_part_size, budget);
     if (registry != nullptr) AddDataCacheMetrics(*registry, data_cache);
   }
   auto prefetcher =

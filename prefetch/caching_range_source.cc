@@ -14,9 +14,11 @@ constexpr int kFillThreads = 2;
 
 CachingRangeSource::CachingRangeSource(std::shared_ptr<RangeSource> inner,
                                        std::shared_ptr<cache::DataCache> cache, int threads,
-                                       uint64_t part_size)
+                                       uint64_t part_size,
+                                       std::shared_ptr<memory::MemoryBudget> budget)
     : inner_(std::move(inner)),
       cache_(std::move(cache)),
+      budget_(std::move(budget)),
       copies_(part_size, std::max<size_t>(2, kMaxFillBacklog / std::max<uint64_t>(part_size, 1))),
       pool_(std::make_unique<base::WorkerPool>(threads)),
       fill_pool_(std::make_unique<base::WorkerPool>(kFillThreads)) {}
@@ -71,7 +73,10 @@ void CachingRangeSource::FillAndComplete(const std::shared_ptr<cache::CachedFile
                                          uint64_t offset, std::span<std::byte> dest,
                                          const std::function<void(Status)>& done) {
   const uint64_t n = dest.size();
-  if (fill_backlog_.fetch_add(n) + n > kMaxFillBacklog) {  // behind: `dest` is valid until done
+  const uint64_t held = copies_.HeldBytes(n);
+  const bool copy_fits = fill_backlog_.fetch_add(n) + n <= kMaxFillBacklog &&
+                         (budget_ == nullptr || budget_->TryReserve(held));
+  if (!copy_fits) {  // behind, or no memory for a copy: `dest` is valid until done
     file->Fill(offset, dest);
     fill_backlog_.fetch_sub(n);
     done(Status::Ok());
@@ -81,9 +86,10 @@ void CachingRangeSource::FillAndComplete(const std::shared_ptr<cache::CachedFile
   auto copy = std::make_shared<memory::Buffer>(copies_.Get(n));
   std::memcpy(copy->get(), dest.data(), n);
   // Queued before `done`, so that WaitForFills after a completion sees it.
-  fill_pool_->Post([this, file, offset, n, copy] {
+  fill_pool_->Post([this, file, offset, n, held, copy] {
     file->Fill(offset, std::span<const std::byte>(copy->get(), n));
     copies_.Put(std::move(*copy), n);
+    if (budget_ != nullptr) budget_->Release(held);
     fill_backlog_.fetch_sub(n);
   });
   done(Status::Ok());

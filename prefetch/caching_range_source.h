@@ -24,6 +24,7 @@
 #include "base/task_runner.h"
 #include "cache/data_cache.h"
 #include "memory/buffer_pool.h"
+#include "memory/memory_budget.h"
 #include "prefetch/range_source.h"
 
 namespace bucketfs::prefetch {
@@ -32,8 +33,12 @@ class CachingRangeSource : public RangeSource {
  public:
   // REQUIRES: inner and cache are not null; threads > 0. `part_size`: the
   // largest fetch the prefetcher makes (the size of the pooled copies).
+  // `budget` (may be null): the read path's memory budget, charged for the
+  // copies waiting for their cache write; when it has no room, the reader
+  // writes its range into the cache itself before it gets it.
   CachingRangeSource(std::shared_ptr<RangeSource> inner, std::shared_ptr<cache::DataCache> cache,
-                     int threads, uint64_t part_size = 8ull << 20);
+                     int threads, uint64_t part_size = 8ull << 20,
+                     std::shared_ptr<memory::MemoryBudget> budget = nullptr);
   ~CachingRangeSource() override;
 
   void FetchAsync(const ObjectVersion& object, uint64_t offset, std::span<std::byte> dest,
@@ -52,7 +57,7 @@ class CachingRangeSource : public RangeSource {
              bool on_caller, std::function<void(Status)> done);
 
   // Hands `dest` to `done` and writes it into `file`: from a copy after
-  // `done` while the backlog allows, else before. On a pool thread.
+  // `done` while the backlog and the budget allow, else before. On a pool thread.
   void FillAndComplete(const std::shared_ptr<cache::CachedFile>& file, uint64_t offset,
                        std::span<std::byte> dest, const std::function<void(Status)>& done);
 
@@ -63,6 +68,7 @@ class CachingRangeSource : public RangeSource {
  private:
   const std::shared_ptr<RangeSource> inner_;
   const std::shared_ptr<cache::DataCache> cache_;
+  const std::shared_ptr<memory::MemoryBudget> budget_;
   std::atomic<uint64_t> fill_backlog_{0};
   memory::BufferPool copies_;  // of fetched ranges, until written
   std::unique_ptr<base::WorkerPool> pool_;

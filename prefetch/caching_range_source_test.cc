@@ -72,6 +72,43 @@ TEST_F(CachingRangeSourceTest, TheSecondFetchOfARangeComesFromTheCache) {
   EXPECT_EQ(fake_->fetch_count(), 2u);
 }
 
+// The copy waiting for its cache write is charged to the read budget while
+// it waits, and nothing stays charged once the fills are done.
+TEST_F(CachingRangeSourceTest, FillCopiesAreChargedToTheBudgetUntilWritten) {
+  auto budget = std::make_shared<memory::MemoryBudget>(64 << 20);
+  source_ = std::make_shared<CachingRangeSource>(fake_, cache_, 2, 1 << 20, budget);
+  const auto data = PatternBytes(1 << 20, 3);
+  const ObjectVersion v = fake_->Put("b", "k", data, "\"e1\"");
+  std::vector<std::byte> out(1 << 20);
+  ASSERT_TRUE(Fetch(v, 0, out).ok());
+  EXPECT_GE(budget->peak(), 1u << 20);
+  EXPECT_EQ(budget->used(), 0u);
+  auto file = cache_->Acquire(v, /*create=*/false);
+  ASSERT_NE(file, nullptr);
+  std::vector<std::byte> cached(1 << 20);
+  EXPECT_TRUE(file->Read(0, cached));
+}
+
+// With no room in the budget for a copy, the reader's range is in the cache
+// before the reader gets it.
+TEST_F(CachingRangeSourceTest, WithoutRoomForACopyTheFillPrecedesTheReply) {
+  auto budget = std::make_shared<memory::MemoryBudget>(1);
+  source_ = std::make_shared<CachingRangeSource>(fake_, cache_, 2, 1 << 20, budget);
+  const auto data = PatternBytes(256 << 10, 4);
+  const ObjectVersion v = fake_->Put("b", "k", data, "\"e1\"");
+  std::vector<std::byte> out(256 << 10);
+  std::promise<bool> cached_at_reply;
+  source_->FetchAsync(v, 0, out, [&](Status s) {
+    auto file = cache_->Acquire(v, /*create=*/false);
+    std::vector<std::byte> cached(256 << 10);
+    cached_at_reply.set_value(s.ok() && file != nullptr && file->Read(0, cached));
+  });
+  EXPECT_TRUE(cached_at_reply.get_future().get());
+  source_->WaitForFills();
+  EXPECT_EQ(budget->peak(), 0u);
+  EXPECT_EQ(budget->used(), 0u);
+}
+
 TEST_F(CachingRangeSourceTest, AFailedFetchFillsNothing) {
   const auto data = PatternBytes(256 << 10, 2);
   const ObjectVersion v = fake_->Put("b", "k", data, "\"e1\"");
