@@ -22,7 +22,7 @@ packages=(
   libsystemd-dev systemd
   debootstrap systemd-container util-linux man-db
   libgtest-dev libgmock-dev googletest
-  curl ca-certificates procps psmisc gdb
+  curl ca-certificates procps psmisc gdb socat openssl
   fio s3fs rclone gnuplot-nox
   prometheus tmux
   python3 python3-numpy python3-boto3 python3-torch python3-torchvision python3-pil python3-h5py

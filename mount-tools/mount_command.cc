@@ -128,6 +128,11 @@ int Serve(const MountOptions& options, const s3::ClientConfig& client_config, co
   spdlog::info("bucketfs 0.1.0: mounting {} (endpoint {}, region {}{})", Describe(options),
                client_config.endpoint_url.empty() ? "AWS" : client_config.endpoint_url,
                client_config.region, options.fs.read_only ? ", read-only" : "");
+  if (!client_config.verify_tls) {
+    spdlog::warn(
+        "TLS certificate verification is off (--no-verify-ssl): anyone on the network path can "
+        "read and change what this mount sends and receives");
+  }
   auto made = s3::MakeS3Client(client_config, env, MakeS3Metrics(registry));
   if (!made.ok()) {
     Error e = made.error();

@@ -21,6 +21,11 @@ Result<s3::ObjectClient*> S3Context::Client(int connection_multiplier) {
   // Enough pooled connections for every request we keep in flight.
   int want = std::max(1, options_.connections) * std::max(1, connection_multiplier);
   config->max_connections = std::max(want, 1);
+  if (!config->verify_tls) {
+    std::fprintf(stderr,
+                 "bucketfs s3: warning: TLS certificate verification is off "
+                 "(--no-verify-ssl)\n");
+  }
   auto client = s3::MakeS3Client(*config, env);
   if (!client.ok()) return client.error();
   client_ = std::move(client).value();
