@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <string_view>
 
 #include "base/mutex.h"
 #include "fuse/filesystem.h"
@@ -53,15 +54,33 @@ Status Filesystem::Rmdir(Ino parent, const std::string& name) {
   p.bucket = dir->bucket;
   p.prefix = key;
   p.delimiter = '/';  // a char: g++ 12 reports a bogus -Wrestrict for "/" here
-  p.max_keys = 2;
+  p.max_keys = 16;
   auto r = client_->ListObjectsV2(p);
   if (!r.ok()) return Logged("ListObjectsV2", p.bucket, p.prefix, r.error());
+  // A name this mount removed within the TTL is gone even where the store
+  // still lists it (some stores answer a DELETE before their listing knows).
+  const auto removed_here = [&](std::string_view listed) {
+    std::string child(listed.substr(key.size()));
+    if (!child.empty() && child.back() == '/') child.pop_back();
+    auto hit = names_.Find(dir->bucket, key, child);
+    return hit && hit->missing && !hit->from_listing;
+  };
   bool marker = false;
+  bool skipped = false;
   for (const auto& o : r->objects) {
-    if (o.key != key) return MakeError(ENOTEMPTY, "NotEmpty", key);
-    marker = true;
+    if (o.key == key) {
+      marker = true;
+    } else if (removed_here(o.key)) {
+      skipped = true;
+    } else {
+      return MakeError(ENOTEMPTY, "NotEmpty", key);
+    }
   }
-  if (!r->common_prefixes.empty()) return MakeError(ENOTEMPTY, "NotEmpty", key);
+  for (const std::string& prefix : r->common_prefixes) {
+    if (!removed_here(prefix)) return MakeError(ENOTEMPTY, "NotEmpty", key);
+    skipped = true;
+  }
+  if (skipped && r->is_truncated) return MakeError(ENOTEMPTY, "NotEmpty", key);
   const bool local = local_.HasDir(dir->bucket, key);
   if (!marker && !local) return MakeError(ENOENT, "NoSuchKey", key);
   if (marker) {
