@@ -23,17 +23,6 @@ namespace {
 // lets `bucketfs upgrade` go with a message.
 constexpr int kSessionEndWaitMs = 15 * 60 * 1000;
 
-std::string Hex(std::string_view s) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(s.size() * 2);
-  for (unsigned char c : s) {
-    out += kDigits[c >> 4];
-    out += kDigits[c & 15];
-  }
-  return out;
-}
-
 Result<std::string> Unhex(std::string_view s) {
   auto digit = [](char c) -> int {
     if (c >= '0' && c <= '9') return c - '0';
@@ -85,9 +74,9 @@ Result<std::map<std::string, int>> TakeUpgradeFds() {
 }
 
 std::string FormatUpgradeHandoff(const UpgradeHandoff& h) {
-  std::string out = "cwd=" + Hex(h.cwd) + "\n";
-  for (const std::string& a : h.args) out += "arg=" + Hex(a) + "\n";
-  for (const std::string& e : h.env) out += "env=" + Hex(e) + "\n";
+  std::string out = "cwd=" + base::HexLower(h.cwd) + "\n";
+  for (const std::string& a : h.args) out += "arg=" + base::HexLower(a) + "\n";
+  for (const std::string& e : h.env) out += "env=" + base::HexLower(e) + "\n";
   return out;
 }
 

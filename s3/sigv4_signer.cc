@@ -271,8 +271,7 @@ SignedRequestParts SignV4(const SigningRequest& request, const Credentials& cred
 
   const std::string raw_signature = HmacSha256(
       CachedSigningKey(credentials.secret_access_key, date8, context.region, context.service), sts);
-  parts.signature =
-      base::HexLower(raw_signature);
+  parts.signature = base::HexLower(raw_signature);
 
   parts.authorization = std::string(kAlgorithm) + " Credential=" + credentials.access_key_id + "/" +
                         scope + ", SignedHeaders=" + signed_headers +

@@ -28,9 +28,6 @@ BUCKET=security
 MNT="$TMP/mnt"
 s3 mkbucket "$BUCKET"
 
-free_port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 # captured NAME COMMAND...: runs the command with stdout and stderr kept in
 # $OUT/NAME.out and .err, for the scan for credentials at the end.
 captured() { local name="$1"; shift; "$@" >"$OUT/$name.out" 2>"$OUT/$name.err"; }
@@ -50,7 +47,6 @@ env_then() {
   "$@"
 }
 not_mounted() { ! is_mounted "$1"; }
-daemon_of() { pgrep -f -- "$BUCKETFS .* $1( |$)" | head -1; }
 
 log "credentials: a mount at trace level, credentials from an env file"
 ENVF="$TMP/creds.env"
@@ -73,7 +69,7 @@ check "metrics answer" bash -c "curl -sf 'http://$METRICS/metrics' >'$OUT/metric
 check "bucketfs status --once MOUNTPOINT" bash -c "timeout 30 '$BUCKETFS' status --once '$MNT' \
   >'$OUT/status.out' 2>'$OUT/status.err' && grep -qF 's3://$BUCKET' '$OUT/status.out'"
 check "bucketfs status --once (every mount)" captured status-all timeout 30 "$BUCKETFS" status --once
-check "the daemon's command line" bash -c "tr '\\0' ' ' </proc/$(daemon_of "$MNT")/cmdline >'$OUT/cmdline.out'"
+check "the daemon's command line" bash -c "tr '\\0' ' ' </proc/$(mount_pid "$MNT")/cmdline >'$OUT/cmdline.out'"
 
 log "file modes: caches, staging and the mount"
 # held_write FILE: writes 4 MiB to FILE through the mount and keeps it open
@@ -106,7 +102,7 @@ check "the data cache filled on the read" wait_for 20 \
   bash -c "find '$TMP/cache/data' -type f -path '*/objects/*' | grep -q ."
 held_write "$MNT/held.bin"
 check "a write is held open" wait_for 30 test -e "$TMP/held"
-modes=$(staging_modes "$(daemon_of "$MNT")")
+modes=$(staging_modes "$(mount_pid "$MNT")")
 check "the open write has a staging file, mode 0600 ($(echo $modes))" all_600 "$modes"
 check "staging, data and metadata directories are 0700" \
   none_found "$TMP/cache/staging" "$TMP/cache/data" "$TMP/cache/metadata" -type d ! -perm 700

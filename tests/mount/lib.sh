@@ -268,6 +268,12 @@ mount_bucket() {
     --log-file "$TMP/bucketfs-$(basename "$mnt").log" --log-level debug "$@"
 }
 
+# mount_pid MOUNTPOINT: the pid of the bucketfs daemon serving it (empty if none).
+mount_pid() { pgrep -f -- "$BUCKETFS .* $1( |$)" | head -1 || true; }
+
+# free_port: a loopback TCP port nothing listens on now.
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
 # dump_stacks PID: every thread's stack of a daemon that should have ended,
 # so that a hang on a machine we cannot log into says where it waits.
 dump_stacks() {
@@ -284,7 +290,7 @@ dump_stacks() {
 unmount() {
   local mnt="$1"
   local pid log="$TMP/bucketfs-$(basename "$1").log"
-  pid=$(pgrep -f -- "$BUCKETFS .* $mnt( |$)" | head -1 || true)
+  pid=$(mount_pid "$mnt")
   local dev
   dev=$(awk -v m="$mnt" '$5 == m { print $3 }' /proc/self/mountinfo | head -1)
   if ! timeout 30 fusermount3 -u "$mnt"; then

@@ -21,7 +21,6 @@ BUCKET=e2e-metrics
 MNT="$TMP/mnt"
 export BUCKETFS_CONTROL_DIR="$TMP/control"
 start_server --preload "$BUCKET/big/:1:256M" --preload "$BUCKET/part/:1:64M"
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 PORT=$(free_port)
 URL="http://127.0.0.1:$PORT/metrics"
 

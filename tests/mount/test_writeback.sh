@@ -26,7 +26,6 @@ PY
 }
 export E2E_DIR
 
-daemon_pid() { pgrep -f -- "$BUCKETFS .* $1( |$)" | head -1; }
 
 restart_server() {  # restart_server [s3sim args]: a fresh server with BUCKET
   [[ -z "${S3_SERVER_PID:-}" ]] || stop_server
@@ -178,7 +177,7 @@ uploads_wait() {
   return 1
 }
 check "upload started while writing" uploads_wait
-pid=$(daemon_pid "$M4")
+pid=$(mount_pid "$M4")
 kill -9 "$pid"
 kill "$writer" 2>/dev/null || true
 timeout 20 fusermount3 -uz "$M4" || true

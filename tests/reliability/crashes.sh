@@ -17,7 +17,6 @@ FAULT_IO="$(cd "$(dirname "$0")" && pwd)/fault_io.py"
 BUCKET=crashes
 require_env
 start_server --bucket "$BUCKET"
-daemon_pid() { pgrep -f -- "$BUCKETFS .* $1( |$)" | head -1; }
 uploads() {
   timeout 60 python3 -c '
 import sys; sys.path.insert(0, sys.argv[1]); import s3util
@@ -68,7 +67,7 @@ PY
 reader=$!
 PIDS+=("$reader")
 sleep 2
-kill -9 "$(daemon_pid "$M")"
+kill -9 "$(mount_pid "$M")"
 crashes=$((crashes + 1))
 check "reader ends (no hang)" timeout 30 tail --pid="$reader" -f /dev/null
 cat "$TMP/reader.out"
@@ -103,7 +102,7 @@ wait_uploads() {
   return 1
 }
 check "a multipart upload started" wait_uploads
-kill -9 "$(daemon_pid "$M")"
+kill -9 "$(mount_pid "$M")"
 crashes=$((crashes + 1))
 kill "$writer" 2>/dev/null || true
 dead_mount "umount -l"

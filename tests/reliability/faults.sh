@@ -32,7 +32,6 @@ restart_server() {  # restart_server [s3sim args]: a fresh server holding BUCKET
   [[ -z "${S3_SERVER_PID:-}" ]] || stop_server
   start_server --bucket "$BUCKET" "$@"
 }
-daemon_pid() { pgrep -f -- "$BUCKETFS .* $1( |$)" | head -1; }
 served() {  # what s3sim answered since it started or reset_stats
   curl -s "$S3_ENDPOINT/__s3sim/stats" | python3 -c 'import json, sys
 s = json.load(sys.stdin); o = s["ops"]
