@@ -104,7 +104,7 @@ container_boot() {
   while [ -z "$CONTAINER_PID" ]; do
     # Not before the exec: the children of the shell above are not the container.
     if [[ "$(cat "/proc/$CONTAINER_NSPAWN_PID/comm" 2>/dev/null)" == systemd-nspawn ]]; then
-      CONTAINER_PID=$(pgrep -P "$CONTAINER_NSPAWN_PID" | head -1 || true)
+      CONTAINER_PID=$(container_find_pid1 "$CONTAINER_NSPAWN_PID")
     fi
     if ! kill -0 "$CONTAINER_NSPAWN_PID" 2>/dev/null; then
       container_log "systemd-nspawn exited; its output:"; cat "$CONTAINER_LOG" >&2; return 1
@@ -113,6 +113,16 @@ container_boot() {
     [ -n "$CONTAINER_PID" ] || sleep 0.2
   done
   container_wait_for_unit_manager
+}
+
+# nspawn's first child is a short-lived helper that forks the container's
+# init and exits; the init is the child that is PID 1 of its own namespace.
+container_find_pid1() {
+  local child nspid
+  for child in $(pgrep -P "$1"); do
+    nspid=$(awk '/^NSpid:/ { print $NF }' "/proc/$child/status" 2>/dev/null || true)
+    if [ "$nspid" = 1 ]; then echo "$child"; return 0; fi
+  done
 }
 
 container_exec() {
