@@ -26,7 +26,8 @@ void DirListing::Emit(ListedEntry entry) {
 
 void DirListing::AddComplete(std::vector<ListedEntry> entries) { entries_ = std::move(entries); }
 
-void DirListing::AddPage(const s3::ListObjectsV2Result& page) {
+void DirListing::AddPage(const s3::ListObjectsV2Result& page,
+                         std::chrono::steady_clock::time_point asked) {
   // Objects and prefixes merged in key order (each list is sorted).
   struct Item {
     const std::string* key;
@@ -38,7 +39,6 @@ void DirListing::AddPage(const s3::ListObjectsV2Result& page) {
   for (const auto& p : page.common_prefixes) items.push_back({&p, nullptr});
   std::stable_sort(items.begin(), items.end(),
                    [](const Item& a, const Item& b) { return *a.key < *b.key; });
-  const auto now = std::chrono::steady_clock::now();
   for (const Item& item : items) {
     const std::string& key = *item.key;
     if (key.size() <= prefix_.size() || key.compare(0, prefix_.size(), prefix_) != 0) continue;
@@ -51,7 +51,7 @@ void DirListing::AddPage(const s3::ListObjectsV2Result& page) {
     std::string name = key.substr(prefix_.size());
     if (!IsValidName(name)) continue;
     const s3::ObjectInfo& o = *item.object;
-    Emit({name, Kind::kFile, {o.size, o.last_modified, o.etag, now, TypeFromListing(o.size)}});
+    Emit({name, Kind::kFile, {o.size, o.last_modified, o.etag, asked, TypeFromListing(o.size)}});
   }
 }
 
@@ -74,9 +74,10 @@ Result<std::vector<ListedEntry>> ListWholeDirectory(s3::ObjectClient& client,
   size_t keys = 0;
   for (;;) {
     if (stop && stop()) return MakeError(ECANCELED, "Stopped", dir_key);
+    const auto asked = std::chrono::steady_clock::now();
     auto r = client.ListObjectsV2(p);
     if (!r.ok()) return r.error();
-    listing.AddPage(*r);
+    listing.AddPage(*r, asked);
     keys += r->objects.size() + r->common_prefixes.size();
     if (keys > max_keys) return MakeError(EFBIG, "TooLarge", dir_key);
     if (!r->is_truncated) break;

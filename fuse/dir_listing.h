@@ -11,6 +11,7 @@
 // - A name appears at most once.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <set>
@@ -41,8 +42,9 @@ class DirListing {
   // `prefix`: the directory's key prefix ("" or ending in "/").
   explicit DirListing(std::string prefix) : prefix_(std::move(prefix)) {}
 
-  // Adds one page; entries that became certain are appended to entries().
-  void AddPage(const s3::ListObjectsV2Result& page);
+  // Adds one page of a LIST sent at `asked` (its files' attrs.fetched);
+  // entries that became certain are appended to entries().
+  void AddPage(const s3::ListObjectsV2Result& page, std::chrono::steady_clock::time_point asked);
   // Adds an entry from outside S3 (a local directory, a file being written)
   // unless the name is already taken.
   void AddLocal(ListedEntry entry);

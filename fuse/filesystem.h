@@ -268,8 +268,13 @@ class Filesystem {
   void ListForLookups(const std::string& bucket, const std::string& dir_key);
   Result<Resolved> ResolveBucket(const std::string& name);
   Result<ObjectAttrs> HeadFresh(const InodeSnapshot& file);
+  // What the file inode `ino` holds after an answer was offered to it (the
+  // answer may have lost to a newer write of this mount); `answer` otherwise.
+  ObjectAttrs AttrsHeld(Ino ino, const ObjectAttrs& answer) const;
   // What a HeadObject answer says, learned now.
-  static ObjectAttrs FromHead(const s3::HeadObjectResult& h);
+  // `asked`: when the HEAD was sent (what S3 said is no older than that).
+  static ObjectAttrs FromHead(const s3::HeadObjectResult& h,
+                              std::chrono::steady_clock::time_point asked);
   Entry MakeEntry(Ino ino, Kind kind, const ObjectAttrs& attrs) const;
   struct stat MakeStat(Ino ino, Kind kind, const ObjectAttrs& attrs) const;
   bool IsBucketList(const InodeSnapshot& dir) const;

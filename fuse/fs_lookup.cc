@@ -16,9 +16,9 @@ constexpr size_t kMaxLookupListing = 200000;
 
 }  // namespace
 
-ObjectAttrs Filesystem::FromHead(const s3::HeadObjectResult& h) {
-  ObjectAttrs a{h.size, h.last_modified, h.etag, std::chrono::steady_clock::now(),
-                TypeFromMetadata(h.metadata)};
+ObjectAttrs Filesystem::FromHead(const s3::HeadObjectResult& h,
+                                 std::chrono::steady_clock::time_point asked) {
+  ObjectAttrs a{h.size, h.last_modified, h.etag, asked, TypeFromMetadata(h.metadata)};
   ReadPosixMetadata(h.metadata, a);
   return a;
 }
@@ -120,6 +120,7 @@ Result<Filesystem::Resolved> Filesystem::ResolveRemote(const InodeSnapshot& dir,
   lp.prefix = dir_key;
   lp.delimiter = "/";
   lp.max_keys = 1;
+  const auto asked = std::chrono::steady_clock::now();  // no later than either request
   auto pending = std::make_shared<std::promise<Result<s3::ListObjectsV2Result>>>();
   auto listed = pending->get_future();
   lookup_pool_->Post(
@@ -129,7 +130,7 @@ Result<Filesystem::Resolved> Filesystem::ResolveRemote(const InodeSnapshot& dir,
   hp.key = file_key;
   auto head = client_->HeadObject(hp);
   if (head.ok()) {
-    const ObjectAttrs attrs = FromHead(*head);
+    const ObjectAttrs attrs = FromHead(*head, asked);
     names_.StoreFile(dir.bucket, dir.key, name, attrs);
     if (meta_) meta_->StoreFile(dir.bucket, file_key, attrs);
     return Resolved{Kind::kFile, dir.bucket, file_key, attrs};
@@ -144,11 +145,11 @@ Result<Filesystem::Resolved> Filesystem::ResolveRemote(const InodeSnapshot& dir,
     return list.error();
   }
   if (!list->objects.empty() || !list->common_prefixes.empty()) {
-    names_.StoreDir(dir.bucket, dir.key, name);
+    names_.StoreDir(dir.bucket, dir.key, name, asked);
     if (meta_) meta_->StoreDir(dir.bucket, file_key);
     return Resolved{Kind::kDir, dir.bucket, dir_key, {}};
   }
-  names_.StoreMissing(dir.bucket, dir.key, name);
+  names_.StoreMissing(dir.bucket, dir.key, name, asked);
   if (meta_) meta_->StoreMissing(dir.bucket, file_key);
   return MakeError(ENOENT, "NoSuchKey", file_key);
 }
@@ -159,13 +160,14 @@ Result<Filesystem::Resolved> Filesystem::ResolveType(const InodeSnapshot& dir,
   s3::HeadObjectParams hp;
   hp.bucket = dir.bucket;
   hp.key = file_key;
+  const auto asked = std::chrono::steady_clock::now();
   auto head = client_->HeadObject(hp);
   if (!head.ok()) {
     if (head.error().errno_value == ENOENT) return ResolveRemote(dir, name);  // gone since
     spdlog::warn("HeadObject s3://{}/{}: {}", hp.bucket, hp.key, head.error().ToString());
     return head.error();
   }
-  const ObjectAttrs attrs = FromHead(*head);
+  const ObjectAttrs attrs = FromHead(*head, asked);
   names_.StoreFile(dir.bucket, dir.key, name, attrs);
   if (meta_) meta_->StoreFile(dir.bucket, file_key, attrs);
   return Resolved{Kind::kFile, dir.bucket, file_key, attrs};
@@ -210,7 +212,12 @@ Result<Entry> Filesystem::Lookup(Ino parent, const std::string& name, pid_t pid)
   if (r->kind == Kind::kFile && pid != 0) stat_walkers_.SawFileLookup(pid);
   Ino ino = inodes_.Acquire(parent, name, r->kind, r->bucket, r->key,
                             r->kind == Kind::kFile ? std::optional(r->attrs) : std::nullopt);
-  return MakeEntry(ino, r->kind, r->attrs);
+  return MakeEntry(ino, r->kind, AttrsHeld(ino, r->attrs));
+}
+
+ObjectAttrs Filesystem::AttrsHeld(Ino ino, const ObjectAttrs& answer) const {
+  auto in = inodes_.Get(ino);
+  return in && in->kind == Kind::kFile ? in->attrs : answer;
 }
 
 Result<ObjectAttrs> Filesystem::HeadFresh(const InodeSnapshot& file) {
@@ -237,6 +244,7 @@ Result<ObjectAttrs> Filesystem::HeadFresh(const InodeSnapshot& file) {
   s3::HeadObjectParams p;
   p.bucket = file.bucket;
   p.key = file.key;
+  const auto asked = std::chrono::steady_clock::now();
   auto head = client_->HeadObject(p);
   if (!head.ok()) {
     if (head.error().errno_value != ENOENT) {
@@ -248,7 +256,7 @@ Result<ObjectAttrs> Filesystem::HeadFresh(const InodeSnapshot& file) {
     }
     return head.error();
   }
-  ObjectAttrs attrs = FromHead(*head);
+  ObjectAttrs attrs = FromHead(*head, asked);
   inodes_.SetAttrs(file.ino, attrs);
   names_.StoreFile(file.bucket, parent_key, name, attrs);
   if (meta_) meta_->StoreFile(file.bucket, file.key, attrs);

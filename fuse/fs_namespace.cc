@@ -112,9 +112,10 @@ Result<ObjectAttrs> Filesystem::CopyObject(const std::string& src_bucket,
     s3::HeadObjectParams hp;
     hp.bucket = src_bucket;
     hp.key = src_key;
+    const auto asked = std::chrono::steady_clock::now();
     auto head = client_->HeadObject(hp);
     if (!head.ok()) return Logged("HeadObject", src_bucket, src_key, head.error());
-    source = FromHead(*head);
+    source = FromHead(*head, asked);
   }
   const auto copied = [&](const std::string& etag) {
     // CopyObject copies the user metadata too: a link stays a link.

@@ -75,13 +75,14 @@ std::optional<ObjectVersion> Filesystem::ResolveForOrder(const ReadOrder::Target
   s3::HeadObjectParams p;
   p.bucket = t.bucket;
   p.key = t.key;
+  const auto asked = std::chrono::steady_clock::now();
   auto head = client_->HeadObject(p);
   if (!head.ok()) {
     spdlog::debug("read order: HeadObject s3://{}/{}: {}", t.bucket, t.key,
                   head.error().ToString());
     return std::nullopt;
   }
-  const ObjectAttrs attrs = FromHead(*head);
+  const ObjectAttrs attrs = FromHead(*head, asked);
   names_.StoreFile(t.bucket, dir_key, name, attrs);
   if (meta_) meta_->StoreFile(t.bucket, t.key, attrs);
   return version(attrs);

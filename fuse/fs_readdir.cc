@@ -97,12 +97,13 @@ Status Filesystem::FetchNextPage(DirHandle& h) REQUIRES(h.mu) {
   p.delimiter = '/';  // a char: g++ 12 reports a bogus -Wrestrict for "/" here
   p.continuation_token = h.token;
   p.max_keys = config_.listing_page_size;
+  const auto asked = std::chrono::steady_clock::now();
   auto r = client_->ListObjectsV2(p);
   if (!r.ok()) {
     spdlog::warn("ListObjectsV2 s3://{}/{}: {}", p.bucket, p.prefix, r.error().ToString());
     return r.error();
   }
-  h.listing.AddPage(*r);
+  h.listing.AddPage(*r, asked);
   h.token = r->next_continuation_token;
   if (r->is_truncated && h.token.empty()) {
     spdlog::warn("ListObjectsV2 s3://{}/{}: truncated page without a continuation token", p.bucket,
@@ -171,7 +172,7 @@ Status Filesystem::ReadDir(Ino ino, uint64_t fh, off_t offset, bool plus, const 
     }
     const Ino child = inodes_.Acquire(ino, e.name, e.kind, bucket, key,
                                       e.kind == Kind::kFile ? std::optional(attrs) : std::nullopt);
-    Entry entry = MakeEntry(child, e.kind, attrs);
+    Entry entry = MakeEntry(child, e.kind, e.kind == Kind::kFile ? AttrsHeld(child, attrs) : attrs);
     if (!fill(e.name, entry.attr, &entry, off + 1)) {
       inodes_.Forget(child, 1);  // not sent: the kernel will not forget it
       break;

@@ -78,7 +78,7 @@ Status Filesystem::RenameDir(const InodeSnapshot& src_dir, const std::string& na
   names_.ForgetTree(src.bucket, src.key);
   names_.ForgetTree(dst_dir.bucket, dst_key);
   names_.Removed(src.bucket, src_dir.key, name);
-  names_.StoreDir(dst_dir.bucket, dst_dir.key, new_name);
+  names_.StoreDir(dst_dir.bucket, dst_dir.key, new_name, std::chrono::steady_clock::now());
   if (meta_) {
     meta_->ChangedTree(src.bucket, src.key);
     meta_->ChangedTree(dst_dir.bucket, dst_key);

@@ -87,13 +87,14 @@ Result<ObjectAttrs> Filesystem::StoreAttrs(Ino ino, const std::string& bucket,
   s3::HeadObjectParams hp;
   hp.bucket = bucket;
   hp.key = key;
+  const auto asked = std::chrono::steady_clock::now();
   auto head = client_->HeadObject(hp);
   if (!head.ok()) return head.error();
   if (head->size > s3::kMaxCopyObjectSize) {
     return MakeError(ENOTSUP, "TooLarge",
                      "attributes of objects over 5 GiB cannot be changed in place: " + key);
   }
-  ObjectAttrs attrs = FromHead(*head);
+  ObjectAttrs attrs = FromHead(*head, asked);
   const uint32_t type = TypeBits(attrs);
   if (changed.mode) attrs.mode = type | (*changed.mode & 07777);
   if (changed.uid) attrs.uid = changed.uid;

@@ -65,7 +65,8 @@ Ino InodeTable::Acquire(Ino parent, const std::string& name, Kind kind, const st
   auto link = children_.find({parent, name});
   if (link != children_.end()) {
     Inode& existing = inodes_.at(link->second);
-    const ObjectAttrs merged = attrs ? MergeKnown(existing.attrs, *attrs) : existing.attrs;
+    const bool newer = attrs && !LearnedSince(existing.attrs, *attrs);
+    const ObjectAttrs merged = newer ? MergeKnown(existing.attrs, *attrs) : existing.attrs;
     if (existing.kind == kind && existing.key == key && existing.bucket == bucket &&
         !TypeChanged(existing.attrs, merged)) {
       ++existing.lookups;
@@ -168,7 +169,9 @@ std::optional<Ino> InodeTable::Find(Ino parent, const std::string& name) const {
 void InodeTable::SetAttrs(Ino ino, const ObjectAttrs& attrs) {
   MutexLock lock(mu_);
   auto it = inodes_.find(ino);
-  if (it != inodes_.end()) it->second.attrs = MergeKnown(it->second.attrs, attrs);
+  if (it == inodes_.end()) return;
+  if (it->second.kind == Kind::kFile && LearnedSince(it->second.attrs, attrs)) return;
+  it->second.attrs = MergeKnown(it->second.attrs, attrs);
 }
 
 std::string InodeTable::ExchangeOpenEtag(Ino ino, const std::string& etag) {

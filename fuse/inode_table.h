@@ -66,6 +66,15 @@ struct ObjectAttrs {
 // is a special file).
 ObjectAttrs MergeKnown(const ObjectAttrs& known, ObjectAttrs fresh);
 
+// True when `held` was learned after the request that brought `answer` was
+// sent (`fetched` is the sending time of S3's answers and the completion
+// time of this mount's own changes): an answer that was on its way while this
+// mount wrote the object must not replace what the write left. Attributes
+// without a time (reset to "ask again") always apply.
+inline bool LearnedSince(const ObjectAttrs& held, const ObjectAttrs& answer) {
+  return answer.fetched != std::chrono::steady_clock::time_point{} && held.fetched > answer.fetched;
+}
+
 // True when S3 said `a` less than `ttl` seconds ago (never when it did not).
 inline bool FreshWithin(const ObjectAttrs& a, double ttl) {
   return a.fetched != std::chrono::steady_clock::time_point{} &&
@@ -93,7 +102,8 @@ class InodeTable {
   // Returns the inode for (parent, name), creating it when absent or when the
   // existing one has another kind (a file replaced by a directory: the old
   // inode is unlinked from the name and lives until forgotten). Increments its
-  // lookup count by one. Updates attrs when given.
+  // lookup count by one. Updates attrs when given, unless the inode's were
+  // learned later (LearnedSince).
   // REQUIRES: parent is known (not forgotten).
   Ino Acquire(Ino parent, const std::string& name, Kind kind, const std::string& bucket,
               const std::string& key, const std::optional<ObjectAttrs>& attrs);
@@ -105,6 +115,7 @@ class InodeTable {
   // The inode currently linked at (parent, name), if any.
   std::optional<Ino> Find(Ino parent, const std::string& name) const;
 
+  // Sets a file's attrs unless its own were learned later (LearnedSince).
   void SetAttrs(Ino ino, const ObjectAttrs& attrs);
   // Records the ETag of this open; returns the one recorded by the previous.
   std::string ExchangeOpenEtag(Ino ino, const std::string& etag);

@@ -28,6 +28,28 @@ TEST(InodeTableTest, InodeNumbersAreNotReused) {
   EXPECT_NE(a, again);
 }
 
+TEST(InodeTableTest, AnAnswerSentBeforeThisMountsWriteDoesNotReplaceIt) {
+  InodeTable t("b", "");
+  const auto sent = std::chrono::steady_clock::now();
+  const ObjectAttrs old_version{3, {}, "\"old\"", sent};  // a HEAD or LIST sent then
+  const ObjectAttrs written{9, {}, "\"new\"", sent + std::chrono::milliseconds(10)};
+  Ino a = t.Acquire(kRootIno, "a", Kind::kFile, "b", "a", written);
+  t.SetAttrs(a, old_version);  // arrives after the write ended
+  EXPECT_EQ(t.Get(a)->attrs.etag, "\"new\"");
+  EXPECT_EQ(t.Acquire(kRootIno, "a", Kind::kFile, "b", "a", old_version), a);
+  EXPECT_EQ(t.Get(a)->attrs.etag, "\"new\"");
+  EXPECT_EQ(t.Get(a)->attrs.size, 9u);
+  // Sent after the write: believed.
+  const ObjectAttrs later{4, {}, "\"later\"", sent + std::chrono::milliseconds(20)};
+  t.SetAttrs(a, later);
+  EXPECT_EQ(t.Get(a)->attrs.etag, "\"later\"");
+  // Attributes without a time ("ask again") always apply.
+  t.SetAttrs(a, ObjectAttrs{});
+  EXPECT_EQ(t.Get(a)->attrs.etag, "");
+  t.SetAttrs(a, old_version);
+  EXPECT_EQ(t.Get(a)->attrs.etag, "\"old\"");
+}
+
 TEST(InodeTableTest, KindChangeDetachesOldInode) {
   InodeTable t("b", "");
   Ino file = t.Acquire(kRootIno, "x", Kind::kFile, "b", "x", std::nullopt);

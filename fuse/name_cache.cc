@@ -86,31 +86,41 @@ std::optional<NameCache::Hit> NameCache::FindLocked(const std::string& bucket,
 
 void NameCache::Record(const std::string& bucket, const std::string& dir_key,
                        const std::string& name, State state, const ObjectAttrs& attrs,
-                       double seconds) {
-  Set(Touch(DirId(bucket, dir_key)), name, Name(state, attrs, Now(), Until(seconds)));
+                       double seconds, std::chrono::steady_clock::time_point learned) {
+  Dir& d = Touch(DirId(bucket, dir_key));
+  // An answer to a request sent before what is held was learned (this
+  // mount's own write while a HEAD was on its way) is older: it is dropped.
+  auto held = d.names.find(name);
+  if (held != d.names.end() && held->second.learned > learned && Now() < held->second.expires) {
+    return;
+  }
+  Set(d, name, Name(state, attrs, learned, Until(seconds)));
 }
 
 void NameCache::StoreFile(const std::string& bucket, const std::string& dir_key,
                           const std::string& name, const ObjectAttrs& attrs) {
   if (options_.ttl <= 0) return;
+  const auto asked =
+      attrs.fetched != std::chrono::steady_clock::time_point{} ? attrs.fetched : Now();
   MutexLock lock(mu_);
-  Record(bucket, dir_key, name, State::kFile, attrs, options_.ttl);
+  Record(bucket, dir_key, name, State::kFile, attrs, options_.ttl, asked);
   Evict();
 }
 
 void NameCache::StoreDir(const std::string& bucket, const std::string& dir_key,
-                         const std::string& name) {
+                         const std::string& name, std::chrono::steady_clock::time_point asked) {
   if (options_.ttl <= 0) return;
   MutexLock lock(mu_);
-  Record(bucket, dir_key, name, State::kDir, {}, options_.ttl);
+  Record(bucket, dir_key, name, State::kDir, {}, options_.ttl, asked);
   Evict();
 }
 
 void NameCache::StoreMissing(const std::string& bucket, const std::string& dir_key,
-                             const std::string& name) {
+                             const std::string& name, std::chrono::steady_clock::time_point asked) {
   if (options_.ttl <= 0 || options_.negative_ttl <= 0) return;
   MutexLock lock(mu_);
-  Record(bucket, dir_key, name, State::kMissing, {}, std::min(options_.ttl, options_.negative_ttl));
+  Record(bucket, dir_key, name, State::kMissing, {}, std::min(options_.ttl, options_.negative_ttl),
+         asked);
   Evict();
 }
 
@@ -167,14 +177,18 @@ std::optional<std::vector<ListedEntry>> NameCache::Listing(const std::string& bu
 
 void NameCache::Wrote(const std::string& bucket, const std::string& dir_key,
                       const std::string& name, const ObjectAttrs& attrs) {
-  StoreFile(bucket, dir_key, name, attrs);  // what this mount wrote is what S3 holds
+  if (options_.ttl <= 0) return;
+  MutexLock lock(mu_);
+  // What this mount wrote is what S3 holds, learned now.
+  Record(bucket, dir_key, name, State::kFile, attrs, options_.ttl, Now());
+  Evict();
 }
 
 void NameCache::Removed(const std::string& bucket, const std::string& dir_key,
                         const std::string& name) {
   if (options_.ttl <= 0) return;
   MutexLock lock(mu_);
-  Record(bucket, dir_key, name, State::kMissing, {}, options_.ttl);
+  Record(bucket, dir_key, name, State::kMissing, {}, options_.ttl, Now());
   Evict();
 }
 
@@ -182,7 +196,7 @@ void NameCache::MadeDir(const std::string& bucket, const std::string& dir_key,
                         const std::string& name) {
   if (options_.ttl <= 0) return;
   MutexLock lock(mu_);
-  Record(bucket, dir_key, name, State::kDir, {}, options_.ttl);
+  Record(bucket, dir_key, name, State::kDir, {}, options_.ttl, Now());
   Dir& made = Touch(DirId(bucket, dir_key + name + "/"));
   total_ -= made.names.size();
   made.names.clear();

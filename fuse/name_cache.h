@@ -64,11 +64,15 @@ class NameCache {
   std::optional<Hit> Find(const std::string& bucket, const std::string& dir_key,
                           const std::string& name);
 
-  // Answers from S3 about one name.
+  // Answers from S3 about one name, to a request sent at `asked` (a file's:
+  // attrs.fetched). What was learned after that (this mount's own change
+  // while the request was on its way) is newer and stays.
   void StoreFile(const std::string& bucket, const std::string& dir_key, const std::string& name,
                  const ObjectAttrs& attrs);
-  void StoreDir(const std::string& bucket, const std::string& dir_key, const std::string& name);
-  void StoreMissing(const std::string& bucket, const std::string& dir_key, const std::string& name);
+  void StoreDir(const std::string& bucket, const std::string& dir_key, const std::string& name,
+                std::chrono::steady_clock::time_point asked);
+  void StoreMissing(const std::string& bucket, const std::string& dir_key, const std::string& name,
+                    std::chrono::steady_clock::time_point asked);
   // A complete listing of `dir_key` that S3 began to answer at `started`.
   void StoreListing(const std::string& bucket, const std::string& dir_key,
                     const std::vector<ListedEntry>& entries,
@@ -127,9 +131,11 @@ class NameCache {
   static std::string DirId(const std::string& bucket, const std::string& dir_key);
   Dir& Touch(const std::string& id) REQUIRES(mu_);
   void Set(Dir& d, const std::string& name, Name n) REQUIRES(mu_);
-  // Sets what is known of `name` in `dir_key`, learned now, for `seconds`.
+  // Sets what is known of `name` in `dir_key`, learned at `learned`, for
+  // `seconds` from now, unless what is held was learned later.
   void Record(const std::string& bucket, const std::string& dir_key, const std::string& name,
-              State state, const ObjectAttrs& attrs, double seconds) REQUIRES(mu_);
+              State state, const ObjectAttrs& attrs, double seconds,
+              std::chrono::steady_clock::time_point learned) REQUIRES(mu_);
   void Evict() REQUIRES(mu_);
 
   const Options options_;

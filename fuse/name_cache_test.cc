@@ -13,10 +13,11 @@ class NameCacheTest : public ::testing::Test {
   NameCache Make(NameCache::Options o = {}) {
     return NameCache(o, [this] { return now_; });
   }
-  static ObjectAttrs Attrs(uint64_t size, std::string etag) {
-    return {size, std::chrono::system_clock::now(), std::move(etag), steady_clock::now()};
+  // What S3 said to a request sent now.
+  ObjectAttrs Attrs(uint64_t size, std::string etag) const {
+    return {size, std::chrono::system_clock::now(), std::move(etag), now_};
   }
-  static ListedEntry File(std::string name, uint64_t size = 1) {
+  ListedEntry File(std::string name, uint64_t size = 1) const {
     return {std::move(name), Kind::kFile, Attrs(size, "\"e\"")};
   }
   static ListedEntry Dir(std::string name) { return {std::move(name), Kind::kDir, {}}; }
@@ -80,10 +81,34 @@ TEST_F(NameCacheTest, WhatAHeadSaidAfterAListingBeganWinsOverIt) {
   NameCache c = Make({.ttl = 5.0});
   const auto started = now_;
   now_ += milliseconds(10);
-  c.StoreDir("b", "", "sf");  // a lookup's LIST found sf/ while the listing ran
+  c.StoreDir("b", "", "sf", now_);  // a lookup's LIST found sf/ while the listing ran
   c.StoreListing("b", "", {}, started);
   EXPECT_EQ(c.Find("b", "", "sf")->kind, Kind::kDir);
   EXPECT_TRUE(c.Find("b", "", "other")->missing);
+}
+
+TEST_F(NameCacheTest, AnAnswerToARequestSentBeforeThisMountsWriteDoesNotReplaceIt) {
+  NameCache c = Make({.ttl = 5.0, .negative_ttl = 5.0});
+  const ObjectAttrs old_version = Attrs(3, "\"old\"");  // a HEAD sent now...
+  c.StoreMissing("b", "d/", "n", now_);                 // ...and a lookup of a new name
+  now_ += milliseconds(10);
+  c.Wrote("b", "d/", "x", Attrs(9, "\"new\""));  // ...this mount's overwrite ends meanwhile
+  c.Wrote("b", "d/", "n", Attrs(1, "\"n\""));
+  const auto lookup_sent = now_ - milliseconds(5);
+  now_ += milliseconds(10);
+  c.StoreFile("b", "d/", "x", old_version);  // ...and the answers arrive after it
+  c.StoreMissing("b", "d/", "n", lookup_sent);
+  c.StoreDir("b", "d/", "x", lookup_sent);
+  EXPECT_EQ(c.Find("b", "d/", "x")->attrs.etag, "\"new\"");
+  EXPECT_EQ(c.Find("b", "d/", "x")->kind, Kind::kFile);
+  EXPECT_FALSE(c.Find("b", "d/", "n")->missing);
+  // An answer to a request sent after the write is believed.
+  c.StoreFile("b", "d/", "x", Attrs(4, "\"other\""));
+  EXPECT_EQ(c.Find("b", "d/", "x")->attrs.etag, "\"other\"");
+  // What was held expired: any answer is better than none.
+  now_ += milliseconds(6000);
+  c.StoreFile("b", "d/", "x", old_version);
+  EXPECT_EQ(c.Find("b", "d/", "x")->attrs.etag, "\"old\"");
 }
 
 TEST_F(NameCacheTest, ANameWhoseChildrenAreListedIsADirectory) {
@@ -110,10 +135,10 @@ TEST_F(NameCacheTest, ADirectoryMadeHereIsKnownEmpty) {
 
 TEST_F(NameCacheTest, SingleMissesAreKeptOnlyWithANegativeTtl) {
   NameCache without = Make({.ttl = 1.0, .negative_ttl = 0});
-  without.StoreMissing("b", "d/", "x");
+  without.StoreMissing("b", "d/", "x", now_);
   EXPECT_FALSE(without.Find("b", "d/", "x"));
   NameCache with = Make({.ttl = 1.0, .negative_ttl = 0.5});
-  with.StoreMissing("b", "d/", "x");
+  with.StoreMissing("b", "d/", "x", now_);
   EXPECT_TRUE(with.Find("b", "d/", "x")->missing);
   EXPECT_FALSE(with.Find("b", "d/", "x")->from_listing);
   now_ += milliseconds(501);

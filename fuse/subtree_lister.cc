@@ -41,8 +41,9 @@ class PageBuilder {
   }
 
   // Moves out the directories complete once the listing reached `last`
-  // (null: the range ended, all are complete).
-  CompleteListings TakeComplete(const std::string* last) {
+  // (null: the range ended, all are complete); `asked`: when the listing began.
+  CompleteListings TakeComplete(const std::string* last,
+                                std::chrono::steady_clock::time_point asked) {
     CompleteListings out;
     for (auto it = open_.begin(); it != open_.end();) {
       const std::string& dir = it->first;
@@ -51,7 +52,7 @@ class PageBuilder {
         continue;
       }
       DirListing listing(dir);
-      listing.AddPage(it->second);
+      listing.AddPage(it->second, asked);
       out.emplace_back(dir, listing.entries());
       it = open_.erase(it);
     }
@@ -80,6 +81,7 @@ std::vector<std::string> ListSubtrees(s3::ObjectClient& client, const SubtreeRan
   p.start_after = range.dirs.front().substr(0, range.dirs.front().size() - 1);
   p.max_keys = page_size;
   bool ended = false;
+  const auto asked = std::chrono::steady_clock::now();
   for (int page = 0; page < max_pages && !ended && !stop(); ++page) {
     auto r = client.ListObjectsV2(p);
     if (!r.ok()) {
@@ -103,7 +105,7 @@ std::vector<std::string> ListSubtrees(s3::ObjectClient& client, const SubtreeRan
     if (!r->is_truncated) ended = true;
     if (ended) last = nullptr;
     if (ended || last != nullptr) {
-      CompleteListings done = pages.TakeComplete(last);
+      CompleteListings done = pages.TakeComplete(last, asked);
       if (!done.empty()) sink(std::move(done));
     }
     if (!ended && r->next_continuation_token.empty()) break;  // cannot go on: the rest is left

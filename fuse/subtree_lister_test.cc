@@ -33,7 +33,7 @@ class SubtreeListerTest : public ::testing::Test {
     p.delimiter = "/";
     auto r = client_.ListObjectsV2(p);
     EXPECT_TRUE(r.ok());
-    l.AddPage(*r);
+    l.AddPage(*r, std::chrono::steady_clock::now());
     return Names(l.entries());
   }
   static std::vector<std::string> Names(const std::vector<ListedEntry>& entries) {

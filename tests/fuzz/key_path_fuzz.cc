@@ -63,7 +63,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::set<std::string> prefixes(page.common_prefixes.begin(), page.common_prefixes.end());
 
   bucketfs::fs::DirListing listing(prefix);
-  listing.AddPage(page);
+  listing.AddPage(page, std::chrono::steady_clock::now());
   std::set<std::string> names;
   for (const auto& e : listing.entries()) {
     Check(bucketfs::fs::IsValidName(e.name));
