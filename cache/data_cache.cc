@@ -438,6 +438,7 @@ DataCacheStats DataCache::stats() const {
   s.evicted_files = ld(counters_.evicted_files);
   s.evicted_bytes = ld(counters_.evicted_bytes);
   s.verified_files = ld(counters_.verified_files);
+  s.skipped_fill_bytes = ld(counters_.skipped_fill_bytes);
   return s;
 }
 

@@ -61,10 +61,11 @@ struct DataCacheOptions {
 struct DataCacheStats {
   uint64_t hits = 0;  // reads served from the cache
   uint64_t hit_bytes = 0;
-  uint64_t misses = 0;         // reads that found blocks absent
-  uint64_t filled_bytes = 0;   // bytes recorded by fills
-  uint64_t refused_fills = 0;  // fills dropped for space
-  uint64_t bad_blocks = 0;     // blocks whose checksum failed (dropped)
+  uint64_t misses = 0;              // reads that found blocks absent
+  uint64_t filled_bytes = 0;        // bytes recorded by fills
+  uint64_t refused_fills = 0;       // fills dropped for space
+  uint64_t skipped_fill_bytes = 0;  // not written: the disk was behind the reader (best effort)
+  uint64_t bad_blocks = 0;          // blocks whose checksum failed (dropped)
   uint64_t evicted_files = 0;
   uint64_t evicted_bytes = 0;
   uint64_t verified_files = 0;
@@ -136,6 +137,10 @@ class DataCache : public std::enable_shared_from_this<DataCache> {
   uint64_t limit() const;
   const std::string& objects_dir() const { return objects_dir_; }
   DataCacheStats stats() const;
+  // `bytes` a reader fetched were not written: the disk was behind (best-effort fills).
+  void CountSkippedFill(uint64_t bytes) {
+    counters_.skipped_fill_bytes.fetch_add(bytes, std::memory_order_relaxed);
+  }
 
  private:
   friend class CachedFile;
@@ -162,7 +167,7 @@ class DataCache : public std::enable_shared_from_this<DataCache> {
 
   struct Counters {
     std::atomic<uint64_t> hits{0}, hit_bytes{0}, misses{0}, filled_bytes{0}, refused_fills{0},
-        bad_blocks{0}, evicted_files{0}, evicted_bytes{0}, verified_files{0};
+        bad_blocks{0}, evicted_files{0}, evicted_bytes{0}, verified_files{0}, skipped_fill_bytes{0};
   };
   mutable Counters counters_;
   std::atomic<bool> direct_io_refused_{false};

@@ -93,6 +93,11 @@ struct FsConfig {
   // max_cache_percent of the file system holding cache_dir (--max-cache-size).
   uint64_t max_cache_bytes = 0;
   double max_cache_percent = 10;
+  // When the cache's disk writes slower than the store delivers: false
+  // (--cache-fill complete) paces readers to the disk so that every byte
+  // read is cached; true (best-effort): readers are never held for the disk
+  // and what it could not take is fetched and filled on a later read.
+  bool cache_fill_best_effort = false;
   // Read-only opens of fully cached, verified objects are handed to the
   // kernel (FUSE passthrough) when it allows; false (--no-passthrough): the
   // daemon serves them from the cache.

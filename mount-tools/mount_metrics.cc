@@ -188,6 +188,10 @@ void AddDataCacheMetrics(Registry& registry, const std::shared_ptr<cache::DataCa
   registry.AddCounterFn("bucketfs_data_cache_refused_fills_total",
                         "Fills dropped because the cache or its disk was full.", {},
                         stat(&S::refused_fills));
+  registry.AddCounterFn("bucketfs_data_cache_skipped_fill_bytes_total",
+                        "Fetched bytes not written into the data cache because the disk was "
+                        "behind the readers (--cache-fill best-effort).",
+                        {}, stat(&S::skipped_fill_bytes));
   registry.AddGaugeFn("bucketfs_data_cache_bytes",
                       "Bytes in the data cache (every process sharing the directory).", {},
                       [weak]() -> double {

@@ -237,6 +237,19 @@ const std::vector<OptionSpec>& Specs() {
        },
        "SIZE|N% of the --cache file system the data cache may hold (10%); fills also stop while "
        "that file system has less than 5% free"},
+      {"cache-fill", true,
+       [](Builder& b, std::string_view v) -> Status {
+         if (v == "complete")
+           b.opts.fs.cache_fill_best_effort = false;
+         else if (v == "best-effort")
+           b.opts.fs.cache_fill_best_effort = true;
+         else
+           return UsageError(StrCat({"'", v, "' is not complete or best-effort"}));
+         return Status::Ok();
+       },
+       "complete|best-effort: when the --cache disk writes slower than the store delivers, "
+       "readers wait for it so that every byte read is cached (complete), or never wait and "
+       "what the disk could not take is fetched again on a later read (complete)"},
       {"no-data-cache", false,
        [](Builder& b, std::string_view) {
          b.opts.fs.data_cache = false;

@@ -73,7 +73,9 @@ std::shared_ptr<fs::FileReaderFactory> BuildReaders(const std::shared_ptr<s3::Ob
   auto data_cache = OpenDataCache(config);
   if (data_cache != nullptr) {
     source = std::make_shared<prefetch::CachingRangeSource>(
-        std::move(source), data_cache, kCacheThreads, config.read_part_size, budget);
+        std::move(source), data_cache, kCacheThreads, config.read_part_size, budget,
+        config.cache_fill_best_effort ? prefetch::CachingRangeSource::FillMode::kBestEffort
+                                      : prefetch::CachingRangeSource::FillMode::kComplete);
     if (registry != nullptr) AddDataCacheMetrics(*registry, data_cache);
   }
   auto prefetcher =

@@ -15,10 +15,11 @@ constexpr int kFillThreads = 2;
 CachingRangeSource::CachingRangeSource(std::shared_ptr<RangeSource> inner,
                                        std::shared_ptr<cache::DataCache> cache, int threads,
                                        uint64_t part_size,
-                                       std::shared_ptr<memory::MemoryBudget> budget)
+                                       std::shared_ptr<memory::MemoryBudget> budget, FillMode mode)
     : inner_(std::move(inner)),
       cache_(std::move(cache)),
       budget_(std::move(budget)),
+      mode_(mode),
       copies_(part_size, std::max<size_t>(2, kMaxFillBacklog / std::max<uint64_t>(part_size, 1))),
       pool_(std::make_unique<base::WorkerPool>(threads)),
       fill_pool_(std::make_unique<base::WorkerPool>(kFillThreads)) {}
@@ -77,7 +78,11 @@ void CachingRangeSource::FillAndComplete(const std::shared_ptr<cache::CachedFile
   const bool copy_fits = fill_backlog_.fetch_add(n) + n <= kMaxFillBacklog &&
                          (budget_ == nullptr || budget_->TryReserve(held));
   if (!copy_fits) {  // behind, or no memory for a copy: `dest` is valid until done
-    file->Fill(offset, dest);
+    if (mode_ == FillMode::kComplete) {
+      file->Fill(offset, dest);
+    } else {
+      cache_->CountSkippedFill(n);
+    }
     fill_backlog_.fetch_sub(n);
     done(Status::Ok());
     return;

@@ -9,8 +9,11 @@
 // waits for the local disk. A fetched range is copied and handed to the
 // reader at once; a second pool writes the copy into the cache, so the
 // reader never waits for the disk either. While kMaxFillBacklog bytes wait
-// to be written, further fetches are written before the reader gets them
-// (the disk then paces the reader rather than memory growing). A fetch that
+// to be written (or the budget has no room for a copy), the fill mode decides:
+// kComplete writes further fetches before the reader gets them (the disk
+// then paces the reader rather than memory growing: every byte read lands
+// in the cache); kBestEffort hands them to the reader unwritten (the store,
+// not the disk, paces the reader; a later read fetches and fills them). A fetch that
 // is only partly cached is fetched whole (blocks already present are not
 // rewritten).
 //
@@ -31,14 +34,17 @@ namespace bucketfs::prefetch {
 
 class CachingRangeSource : public RangeSource {
  public:
+  enum class FillMode { kComplete, kBestEffort };
   // REQUIRES: inner and cache are not null; threads > 0. `part_size`: the
   // largest fetch the prefetcher makes (the size of the pooled copies).
   // `budget` (may be null): the read path's memory budget, charged for the
   // copies waiting for their cache write; when it has no room, the reader
-  // writes its range into the cache itself before it gets it.
+  // writes its range into the cache itself before it gets it (kComplete)
+  // or leaves it out (kBestEffort).
   CachingRangeSource(std::shared_ptr<RangeSource> inner, std::shared_ptr<cache::DataCache> cache,
                      int threads, uint64_t part_size = 8ull << 20,
-                     std::shared_ptr<memory::MemoryBudget> budget = nullptr);
+                     std::shared_ptr<memory::MemoryBudget> budget = nullptr,
+                     FillMode mode = FillMode::kComplete);
   ~CachingRangeSource() override;
 
   void FetchAsync(const ObjectVersion& object, uint64_t offset, std::span<std::byte> dest,
@@ -69,6 +75,7 @@ class CachingRangeSource : public RangeSource {
   const std::shared_ptr<RangeSource> inner_;
   const std::shared_ptr<cache::DataCache> cache_;
   const std::shared_ptr<memory::MemoryBudget> budget_;
+  const FillMode mode_;
   std::atomic<uint64_t> fill_backlog_{0};
   memory::BufferPool copies_;  // of fetched ranges, until written
   std::unique_ptr<base::WorkerPool> pool_;

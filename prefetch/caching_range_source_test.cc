@@ -109,6 +109,29 @@ TEST_F(CachingRangeSourceTest, WithoutRoomForACopyTheFillPrecedesTheReply) {
   EXPECT_EQ(budget->used(), 0u);
 }
 
+// Best effort: with no room for a copy the reader gets its range at once,
+// unwritten; a later read fetches it again and fills it when there is room.
+TEST_F(CachingRangeSourceTest, BestEffortLeavesOutWhatItCannotCopy) {
+  auto budget = std::make_shared<memory::MemoryBudget>(1);
+  source_ = std::make_shared<CachingRangeSource>(fake_, cache_, 2, 1 << 20, budget,
+                                                 CachingRangeSource::FillMode::kBestEffort);
+  const auto data = PatternBytes(256 << 10, 5);
+  const ObjectVersion v = fake_->Put("b", "k", data, "\"e1\"");
+  std::vector<std::byte> out(256 << 10);
+  ASSERT_TRUE(Fetch(v, 0, out).ok());
+  EXPECT_EQ(out, data);
+  EXPECT_EQ(cache_->TotalBytes(), 0u);
+  EXPECT_EQ(cache_->stats().skipped_fill_bytes, data.size());
+  source_ = std::make_shared<CachingRangeSource>(fake_, cache_, 2, 1 << 20, nullptr,
+                                                 CachingRangeSource::FillMode::kBestEffort);
+  std::fill(out.begin(), out.end(), std::byte{0});
+  ASSERT_TRUE(Fetch(v, 0, out).ok());
+  EXPECT_EQ(out, data);
+  EXPECT_EQ(fake_->fetch_count(), 2u);
+  EXPECT_EQ(cache_->TotalBytes(), data.size());
+  EXPECT_EQ(cache_->stats().skipped_fill_bytes, data.size());
+}
+
 TEST_F(CachingRangeSourceTest, AFailedFetchFillsNothing) {
   const auto data = PatternBytes(256 << 10, 2);
   const ObjectVersion v = fake_->Put("b", "k", data, "\"e1\"");

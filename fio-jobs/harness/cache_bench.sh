@@ -6,6 +6,9 @@
 #   e1-on-*   epoch 1 filling an empty data cache
 #             (seq1: the large files one after another; seq8: 8 at once;
 #              small: the small files shuffled, 8 readers)
+#   e1-be-*   the same with --cache-fill best-effort (readers never wait
+#             for the cache's disk); after each e1-on/e1-be phase, the MiB
+#             the cache then holds
 #   e2-pt     epoch 2 of the large files, 8 at once, on a fresh mount of the
 #             filled cache, with passthrough
 #   e2-served the same with --no-passthrough
@@ -97,17 +100,19 @@ small8() { ls -d "$MNT"/small/* | shuf --random-source=<(yes) | xargs -P8 -n25 c
 disk8() { find "$1/data/objects" -type f -size +1M | xargs -P8 -n1 cat >/dev/null; }
 
 echo "== $LARGE x $LARGE_SIZE, $SMALL x 128K, server ${SHAPED:+shaped }s3sim"
-for phase in off on; do
+for phase in off be on; do
   rm -rf "$TMP/cache"
   flags=(--cache "$TMP/cache")
   [[ $phase == off ]] && flags+=(--no-data-cache)
+  [[ $phase == be ]] && flags+=(--cache-fill best-effort)
   for job in seq1 seq8 small8; do
-    [[ $phase == on ]] && rm -rf "$TMP/cache/data"
+    [[ $phase != off ]] && rm -rf "$TMP/cache/data"
     mount_it "${flags[@]}"
     b=$large_bytes n=$LARGE
     [[ $job == small8 ]] && b=$small_bytes n=$SMALL
     measure "e1-$phase-$job" "$b" "$n" "$job"
     umount_it
+    [[ $phase == off ]] || echo "           cached after e1-$phase-$job: $(( $(du -sB1 "$TMP/cache/data/objects" | cut -f1) >> 20 )) MiB of $(( b >> 20 ))"
   done
 done
 # The cache now holds the small files (the last epoch 1); fill the large ones.
