@@ -2,6 +2,7 @@
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -32,7 +33,16 @@ Result<OpenedFile> Filesystem::Open(Ino ino, int flags, pid_t pid, bool want_loc
   h->bucket = in->bucket;
   h->key = in->key;
   h->opener = pid;
-  const bool writing = local_.FileAttrs(in->bucket, in->key).has_value();
+  std::shared_ptr<FileWriter> local_writer = local_.Writer(in->bucket, in->key);
+  if (local_writer && (flags & O_ACCMODE) == O_RDONLY && WriterEnding(*local_writer)) {
+    // Its last writer was released and is ending the upload: once it has,
+    // the object is what this open reads.
+    WaitUntilEnded(*local_writer);
+    local_writer = local_.Writer(in->bucket, in->key);
+    in = inodes_.Get(ino);
+    if (!in) return MakeError(ESTALE, "StaleInode", "inode was forgotten");
+  }
+  const bool writing = local_writer != nullptr;
   OpenedFile opened;
   handover::HandleRecord record{0, ino, handover::HandleKind::kRead, 0, ""};
   if ((flags & O_ACCMODE) != O_RDONLY) {
@@ -44,8 +54,7 @@ Result<OpenedFile> Filesystem::Open(Ino ino, int flags, pid_t pid, bool want_loc
     }
     if (writing) {
       // Another handle writes it: this one writes through the same writer.
-      h->writer = local_.Writer(in->bucket, in->key);
-      if (!h->writer) return MakeError(EBUSY, "Busy", in->key + " is being written");
+      h->writer = local_writer;
       if (flags & O_TRUNC) {
         if (Status s = h->writer->Truncate(0); !s.ok()) return s.error();
       }
@@ -67,8 +76,7 @@ Result<OpenedFile> Filesystem::Open(Ino ino, int flags, pid_t pid, bool want_loc
     opened.direct_io = true;
   } else if (writing) {
     // Being written by another handle: its bytes so far, from the writer.
-    h->source = local_.Writer(in->bucket, in->key);
-    if (!h->source) return MakeError(EBUSY, "Busy", in->key + " is being written");
+    h->source = local_writer;
     opened.direct_io = true;
   } else {
     auto attrs = HeadFresh(*in);
@@ -179,8 +187,8 @@ Status Filesystem::CommitHandle(FileHandle& h) {
       } else {
         names_.Drop(h.bucket, dir_key, name);  // the old object, if any, may remain
       }
-      local_.RemoveFile(h.bucket, h.key, h.writer.get());
       if (attrs) inodes_.SetAttrs(h.ino, *attrs);
+      local_.RemoveFile(h.bucket, h.key, h.writer.get());
     }
   }
   if (meta_) meta_->Changed(h.bucket, h.key);  // committed (or not): ask S3 next time
@@ -240,19 +248,36 @@ std::optional<KeptUploads::Copy> Filesystem::KeepCopy(FileHandle& h) {
 void Filesystem::Release(uint64_t fh) {
   JournalClose(fh);
   std::shared_ptr<FileHandle> h;
+  bool ends_upload = false;
   {
     MutexLock lock(handles_mu_);
     auto it = files_.find(fh);
     if (it == files_.end()) return;
     h = std::move(it->second);
     files_.erase(it);
+    // Marked in the same step that drops the handle, so an open never finds
+    // the file written by nobody and not ending either.
+    ends_upload = h->writer && !pending_ && !h->abandoned &&
+                  std::none_of(files_.begin(), files_.end(),
+                               [&](const auto& f) { return f.second->writer == h->writer; });
+    if (ends_upload) ending_.insert(h->writer.get());
   }
   ReleaseUnlinked(*h);
   if (!h->writer) return;
-  if (WriterShared(*h)) return;                 // the last handle that writes ends the upload
-  if (h->abandoned) return h->writer->Abort();  // unlinked while written: no object
-  if (pending_) return SubmitUpload(h);
-  Status s = CommitHandle(*h);
+  Status s;
+  if (WriterShared(*h)) {
+    // the last handle that writes ends the upload
+  } else if (h->abandoned) {
+    h->writer->Abort();  // unlinked while written: no object
+  } else if (pending_) {
+    SubmitUpload(h);
+  } else {
+    s = CommitHandle(*h);
+  }
+  if (ends_upload) {
+    MutexLock lock(handles_mu_);
+    ending_.erase(h->writer.get());
+  }
   if (!s.ok()) {
     spdlog::error("upload of s3://{}/{} failed at close: {}", h->bucket, h->key,
                   s.error().ToString());
