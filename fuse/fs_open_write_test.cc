@@ -3,7 +3,10 @@
 // file writable, and truncate of a closed object.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <future>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "fuse/testing/fs_test_util.h"
@@ -147,6 +150,28 @@ TEST_F(FsOpenWriteTest, UnlinkAfterFsyncLeavesNoObject) {
   EXPECT_TRUE(fs_->Fsync(c->second.fh).ok());
   fs_->Release(c->second.fh);
   EXPECT_FALSE(client_->Exists(kBucket, "u"));
+}
+
+// close() returns before the kernel's release ends the upload; an open for
+// reading in between waits for its result and reads the new object (not the
+// old version the inode knew, not EBUSY).
+TEST_F(FsOpenWriteTest, AnOpenRacingTheReleaseThatEndsTheUploadReadsTheNewObject) {
+  client_->Put(kBucket, "f", "old bytes");
+  MountRw();
+  const Ino ino = LookupIno("f");
+  ASSERT_EQ(ReadAll(ino), "old bytes");
+  auto w = fs_->Open(ino, O_WRONLY | O_TRUNC);
+  ASSERT_TRUE(w.ok());
+  ASSERT_TRUE(WriteFh(w->fh, 0, "new").ok());
+  client_->Hold("PutObject");
+  std::thread release([&] { fs_->Release(w->fh); });
+  while (client_->Waiting("PutObject") == 0)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  auto read = std::async(std::launch::async, [&] { return ReadAll(ino); });
+  EXPECT_EQ(read.wait_for(std::chrono::milliseconds(50)), std::future_status::timeout);
+  client_->Release("PutObject");
+  release.join();
+  EXPECT_EQ(read.get(), "new");
 }
 
 }  // namespace

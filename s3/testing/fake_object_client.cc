@@ -31,7 +31,14 @@ void FakeObjectClient::Release(const std::string& op) {
 
 void FakeObjectClient::WaitWhileHeld(const std::string& op) {
   MutexLock lock(hold_mu_);
+  ++waiting_[op];
   while (held_.count(op) != 0) hold_cv_.Wait(hold_mu_);
+  --waiting_[op];
+}
+
+int FakeObjectClient::Waiting(const std::string& op) {
+  MutexLock lock(hold_mu_);
+  return waiting_[op];
 }
 
 std::optional<Error> FakeObjectClient::Enter(const std::string& op) {

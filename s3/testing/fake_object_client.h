@@ -48,6 +48,8 @@ class FakeObjectClient : public s3::ObjectClient {
   // counted, until Release(op): a request that has not answered yet.
   void Hold(const std::string& op);
   void Release(const std::string& op);
+  // Calls of `op` waiting in Hold now.
+  int Waiting(const std::string& op);
 
   Result<s3::HeadObjectResult> HeadObject(const s3::HeadObjectParams& p) override;
   Result<s3::GetObjectResult> GetObject(const s3::GetObjectParams& p,
@@ -93,6 +95,7 @@ class FakeObjectClient : public s3::ObjectClient {
   Mutex hold_mu_;  // never held with mu_
   CondVar hold_cv_;
   std::set<std::string> held_ GUARDED_BY(hold_mu_);
+  std::map<std::string, int> waiting_ GUARDED_BY(hold_mu_);
   mutable Mutex mu_;
   std::map<std::string, Bucket> buckets_ GUARDED_BY(mu_);
   std::map<std::string, Upload> uploads_ GUARDED_BY(mu_);
