@@ -13,13 +13,14 @@ cd "$root"
 status=0
 for preset in ${BUCKETFS_SANITIZER_PRESETS:-asan tsan}; do
   t0=$SECONDS
-  cmake --preset "$preset"
+  # The soak is registered only with the by-hand tests; the stage picks it by name.
+  cmake --preset "$preset" -DBUCKETFS_BY_HAND_TESTS=ON
   cmake --build --preset "$preset" -j "$(nproc)"
   t1=$SECONDS
-  ctest --preset "$preset" -L unit || status=1
+  ctest --preset "$preset" -L unit --no-tests=error || status=1
   t2=$SECONDS
   SOAK_SECONDS="${BUCKETFS_SANITIZER_SOAK_SECONDS:-60}" \
-    ctest --preset "$preset" -R '^soak\.s3sim$' || status=1
+    ctest --preset "$preset" -R '^soak\.s3sim$' --no-tests=error || status=1
   echo "sanitizer stage, $preset: build $((t1 - t0)) s, unit tests $((t2 - t1)) s, soak $((SECONDS - t2)) s"
 done
 exit "$status"
