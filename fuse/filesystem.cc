@@ -4,9 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include <chrono>
 #include <cstdlib>
-#include <thread>
 
 #include "fuse/fs_handles.h"
 #include "fuse/object_type.h"
@@ -150,15 +148,9 @@ std::shared_ptr<Filesystem::DirHandle> Filesystem::GetDirHandle(uint64_t fh) con
   return it == dirs_.end() ? nullptr : it->second;
 }
 
-bool Filesystem::WriterEnding(const FileWriter& writer) const {
-  MutexLock lock(handles_mu_);
-  return ending_.count(&writer) != 0;
-}
-
 void Filesystem::WaitUntilEnded(const FileWriter& writer) const {
-  // Polled: only opens that race a release wait here, for as long as the
-  // upload's last request takes.
-  while (WriterEnding(writer)) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  MutexLock lock(handles_mu_);
+  while (ending_.count(&writer) != 0) ended_.Wait(handles_mu_);
 }
 
 void Filesystem::WaitForUpload(const std::string& bucket, const std::string& key) {

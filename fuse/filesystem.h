@@ -335,10 +335,10 @@ class Filesystem {
   // fs_write.cc: commits the version written so far; the writer stays open.
   Status SyncHandle(FileHandle& handle);
   // Another open handle writes through `handle`'s writer.
-  bool WriterShared(const FileHandle& handle) const;
-  // True while the release of `writer`'s last handle ends its upload.
-  bool WriterEnding(const FileWriter& writer) const EXCLUDES(handles_mu_);
-  // Returns once that release has published the upload's result.
+  bool WriterShared(const FileHandle& handle) const EXCLUDES(handles_mu_);
+  bool WriterSharedLocked(const FileHandle& handle) const REQUIRES(handles_mu_);
+  // Returns at once, or, while the release of `writer`'s last handle ends
+  // its upload, once that release has published the upload's result.
   void WaitUntilEnded(const FileWriter& writer) const EXCLUDES(handles_mu_);
   // Resizes a file nobody writes: a writer over the object, cut or grown,
   // committed at once.
@@ -379,6 +379,7 @@ class Filesystem {
   std::map<uint64_t, std::shared_ptr<FileHandle>> files_ GUARDED_BY(handles_mu_);
   // Writers whose last handle was released and whose upload is ending.
   std::set<const FileWriter*> ending_ GUARDED_BY(handles_mu_);
+  mutable CondVar ended_;  // an entry left ending_
   std::map<uint64_t, std::shared_ptr<DirHandle>> dirs_ GUARDED_BY(handles_mu_);
   // Names unlinked while read handles hold them (fs_unlink.cc).
   std::map<std::pair<std::string, std::string>, std::shared_ptr<UnlinkedObject>> unlinked_

@@ -2,7 +2,6 @@
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
 
-#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -34,13 +33,15 @@ Result<OpenedFile> Filesystem::Open(Ino ino, int flags, pid_t pid, bool want_loc
   h->key = in->key;
   h->opener = pid;
   std::shared_ptr<FileWriter> local_writer = local_.Writer(in->bucket, in->key);
-  if (local_writer && (flags & O_ACCMODE) == O_RDONLY && WriterEnding(*local_writer)) {
-    // Its last writer was released and is ending the upload: once it has,
-    // the object is what this open reads.
+  if (local_writer && (flags & O_ACCMODE) == O_RDONLY) {
+    // If its last writer was released and is ending the upload, the object
+    // is what this open reads once it has.
     WaitUntilEnded(*local_writer);
-    local_writer = local_.Writer(in->bucket, in->key);
-    in = inodes_.Get(ino);
-    if (!in) return MakeError(ESTALE, "StaleInode", "inode was forgotten");
+    if (auto now = local_.Writer(in->bucket, in->key); now != local_writer) {
+      local_writer = std::move(now);
+      in = inodes_.Get(ino);
+      if (!in) return MakeError(ESTALE, "StaleInode", "inode was forgotten");
+    }
   }
   const bool writing = local_writer != nullptr;
   OpenedFile opened;
@@ -248,6 +249,7 @@ std::optional<KeptUploads::Copy> Filesystem::KeepCopy(FileHandle& h) {
 void Filesystem::Release(uint64_t fh) {
   JournalClose(fh);
   std::shared_ptr<FileHandle> h;
+  bool shared = false;
   bool ends_upload = false;
   {
     MutexLock lock(handles_mu_);
@@ -257,15 +259,14 @@ void Filesystem::Release(uint64_t fh) {
     files_.erase(it);
     // Marked in the same step that drops the handle, so an open never finds
     // the file written by nobody and not ending either.
-    ends_upload = h->writer && !pending_ && !h->abandoned &&
-                  std::none_of(files_.begin(), files_.end(),
-                               [&](const auto& f) { return f.second->writer == h->writer; });
+    shared = h->writer && WriterSharedLocked(*h);
+    ends_upload = h->writer && !shared && !pending_ && !h->abandoned;
     if (ends_upload) ending_.insert(h->writer.get());
   }
   ReleaseUnlinked(*h);
   if (!h->writer) return;
   Status s;
-  if (WriterShared(*h)) {
+  if (shared) {
     // the last handle that writes ends the upload
   } else if (h->abandoned) {
     h->writer->Abort();  // unlinked while written: no object
@@ -277,6 +278,7 @@ void Filesystem::Release(uint64_t fh) {
   if (ends_upload) {
     MutexLock lock(handles_mu_);
     ending_.erase(h->writer.get());
+    ended_.NotifyAll();
   }
   if (!s.ok()) {
     spdlog::error("upload of s3://{}/{} failed at close: {}", h->bucket, h->key,

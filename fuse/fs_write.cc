@@ -95,6 +95,10 @@ Status Filesystem::Fsync(uint64_t fh) {
 
 bool Filesystem::WriterShared(const FileHandle& handle) const {
   MutexLock lock(handles_mu_);
+  return WriterSharedLocked(handle);
+}
+
+bool Filesystem::WriterSharedLocked(const FileHandle& handle) const {
   for (const auto& [fh, h] : files_) {
     if (h.get() != &handle && h->writer == handle.writer) return true;
   }
