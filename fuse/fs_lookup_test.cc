@@ -200,6 +200,38 @@ TEST_F(FsLookupTest, ReaddirPagesAndOffsetsAreStable) {
   fs_->ReleaseDir(fh->fh);
 }
 
+// The kernel applies a READDIRPLUS entry's size to an inode unless a write
+// began after the request was sent, so the size of a file being written must
+// be its size when the entry is served, not when the listing was read.
+TEST_F(FsLookupTest, ReaddirPlusGivesAFileBeingWrittenItsSizeWhenServed) {
+  client_->Put(kBucket, "a", "1");
+  Mount();
+  auto c = fs_->Create(kRootIno, "w", O_WRONLY | O_CREAT);
+  ASSERT_TRUE(c.ok());
+  auto fh = fs_->OpenDir(kRootIno);
+  ASSERT_TRUE(fh.ok());
+  // First call: the listing is read, the kernel's buffer full before "w".
+  ASSERT_TRUE(fs_->ReadDir(kRootIno, fh->fh, 2, true,
+                           [](const std::string&, const struct stat&, const Entry*, off_t) {
+                             return false;
+                           })
+                  .ok());
+  const std::string data(4097, 'x');
+  auto wrote = fs_->Write(c->second.fh, 0, std::as_bytes(std::span(data.data(), data.size())));
+  ASSERT_TRUE(wrote.ok());
+  off_t size = -1;
+  ASSERT_TRUE(fs_->ReadDir(kRootIno, fh->fh, 2, true,
+                           [&](const std::string& n, const struct stat&, const Entry* e, off_t) {
+                             if (n == "w" && e) size = e->attr.st_size;
+                             return true;
+                           })
+                  .ok());
+  fs_->ReleaseDir(fh->fh);
+  EXPECT_EQ(size, 4097);
+  ASSERT_TRUE(fs_->Flush(c->second.fh).ok());
+  fs_->Release(c->second.fh);
+}
+
 TEST_F(FsLookupTest, GetAttrRefreshesAfterTtl) {
   client_->Put(kBucket, "f", "1234");
   FsConfig config;

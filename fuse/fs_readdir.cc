@@ -151,6 +151,11 @@ Status Filesystem::ReadDir(Ino ino, uint64_t fh, off_t offset, bool plus, const 
     const std::string& bucket = h->bucket_list ? e.name : h->bucket;
     if (e.kind == Kind::kFile && IsUnlinked(bucket, key)) continue;  // open, but its name is gone
     ObjectAttrs attrs = e.attrs;
+    // A file being written has its size of now, not of when the listing was
+    // read: the kernel takes an entry's size unless a write began after it asked.
+    if (e.kind == Kind::kFile && !h->bucket_list) {
+      if (auto local = local_.FileAttrs(bucket, key)) attrs = *local;
+    }
     if (e.kind == Kind::kFile && TypeUnknown(attrs)) {
       attrs = KnownType(ino, bucket, h->key, e.name, attrs);
     }
