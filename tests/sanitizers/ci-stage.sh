@@ -13,8 +13,7 @@ cd "$root"
 status=0
 for preset in ${BUCKETFS_SANITIZER_PRESETS:-asan tsan}; do
   t0=$SECONDS
-  # The soak is registered only with the by-hand tests; the stage picks it by name.
-  cmake --preset "$preset" -DBUCKETFS_BY_HAND_TESTS=ON
+  cmake --preset "$preset"
   cmake --build --preset "$preset" -j "$(nproc)"
   t1=$SECONDS
   ctest --preset "$preset" -L unit --no-tests=error || status=1
