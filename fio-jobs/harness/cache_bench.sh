@@ -18,8 +18,12 @@
 # Each line: MB/s (or files/s), requests the server answered, the daemon's CPU
 # seconds (user + system) per GiB. Usage: cache_bench.sh [LARGE] [LARGE_SIZE] [SMALL]
 # (default 16 32M 2000). Environment: BUCKETFS, S3SIM (binaries); SHAPED=1
-# runs s3sim as a remote store (--ttfb-ms 20 --conn-mbps 100). Needs root
-# (drop_caches, passthrough). Run under flock /tmp/bucketfs-bench.lock.
+# runs s3sim as a remote store (--ttfb-ms 20 --conn-mbps 100); EPOCH1=0
+# skips the e1 phases (the cache is filled unmeasured); AB_ROUNDS=N ends
+# with N rounds of e2-pt then disk, each pair in turn, and their medians:
+# the disk of a shared machine drifts within minutes, so a lone pair far
+# apart in time says little. Needs root (drop_caches, passthrough). Run
+# under flock /tmp/bucketfs-bench.lock.
 set -euo pipefail
 LARGE="${1:-16}"
 LARGE_SIZE="${2:-32M}"
@@ -100,7 +104,9 @@ small8() { ls -d "$MNT"/small/* | shuf --random-source=<(yes) | xargs -P8 -n25 c
 disk8() { find "$1/data/objects" -type f -size +1M | xargs -P8 -n1 cat >/dev/null; }
 
 echo "== $LARGE x $LARGE_SIZE, $SMALL x 128K, server ${SHAPED:+shaped }s3sim"
-for phase in off be on; do
+phases=(off be on)
+[[ "${EPOCH1:-1}" == 0 ]] && phases=()
+for phase in "${phases[@]}"; do
   rm -rf "$TMP/cache"
   flags=(--cache "$TMP/cache")
   [[ $phase == off ]] && flags+=(--no-data-cache)
@@ -118,6 +124,7 @@ done
 # The cache now holds the small files (the last epoch 1); fill the large ones.
 mount_it --cache "$TMP/cache"
 seq8
+[[ "${EPOCH1:-1}" == 0 ]] && small8
 umount_it
 mount_it --cache "$TMP/cache"
 measure e2-pt "$large_bytes" "$LARGE" seq8
@@ -128,4 +135,25 @@ measure e2-served "$large_bytes" "$LARGE" seq8
 umount_it
 measure disk "$large_bytes" "$(find "$TMP/cache/data/objects" -type f -size +1M | wc -l)" \
   disk8 "$TMP/cache"
+rounds="${AB_ROUNDS:-0}"
+if (( rounds > 0 )); then
+  disk_files=$(find "$TMP/cache/data/objects" -type f -size +1M | wc -l)
+  for i in $(seq "$rounds"); do
+    mount_it --cache "$TMP/cache"
+    measure "ab$i-e2-pt" "$large_bytes" "$LARGE" seq8
+    umount_it
+    measure "ab$i-disk" "$large_bytes" "$disk_files" disk8 "$TMP/cache"
+  done | tee "$TMP/ab.txt"
+  python3 - "$TMP/ab.txt" <<'PY'
+import statistics, sys
+pt, disk, ratios = [], [], []
+for line in open(sys.argv[1]):
+    name, mbs = line.split()[:2]
+    (pt if name.endswith("e2-pt") else disk).append(float(mbs))
+ratios = [p / d for p, d in zip(pt, disk)]
+print(f"AB medians: e2-pt {statistics.median(pt):.1f} MB/s, disk {statistics.median(disk):.1f} MB/s, "
+      f"ratio of medians {statistics.median(pt) / statistics.median(disk):.2f}, "
+      f"pair ratios {' '.join(f'{r:.2f}' for r in ratios)}")
+PY
+fi
 grep -h "read mode" "$TMP/bucketfs.log" | sort | uniq -c
