@@ -119,7 +119,31 @@ bool CachedFile::Read(uint64_t offset, std::span<std::byte> dest) {
   return true;
 }
 
-void CachedFile::Fill(uint64_t offset, std::span<const std::byte> data) {
+CachedFile::BlockSums CachedFile::CopyForFill(uint64_t offset, std::span<const std::byte> src,
+                                              std::span<std::byte> dst) const {
+  BlockSums sums;
+  auto rec = cache_->GetRecord(rkey_);
+  const uint64_t end = offset + src.size();
+  if (!rec || rec->file != file_ || rec->block_size == 0 || end > rec->size) {
+    if (!src.empty()) std::memcpy(dst.data(), src.data(), src.size());
+    return sums;
+  }
+  const uint64_t bs = rec->block_size;
+  sums.block_size = rec->block_size;
+  sums.first_block = (offset + bs - 1) / bs;
+  uint64_t at = offset;  // copied up to here
+  for (uint64_t i = sums.first_block; i < rec->Blocks() && rec->BlockEnd(i) <= end; ++i) {
+    const uint64_t b = rec->BlockBegin(i), e = rec->BlockEnd(i);
+    if (b > at) std::memcpy(dst.data() + (at - offset), src.data() + (at - offset), b - at);
+    sums.crcs.push_back(
+        s3::CopyCrc32c(dst.subspan(b - offset, e - b), src.subspan(b - offset, e - b)));
+    at = e;
+  }
+  if (end > at) std::memcpy(dst.data() + (at - offset), src.data() + (at - offset), end - at);
+  return sums;
+}
+
+void CachedFile::Fill(uint64_t offset, std::span<const std::byte> data, const BlockSums* sums) {
   auto rec = cache_->GetRecord(rkey_);
   if (!rec || rec->file != file_ || data.empty() || offset + data.size() > rec->size) return;
   const uint64_t end = offset + data.size();
@@ -156,7 +180,9 @@ void CachedFile::Fill(uint64_t offset, std::span<const std::byte> data) {
       cache_->Unreserve(reserved);
       return;
     }
-    crcs.push_back(s3::Crc32c(std::span(src, e - b)));
+    const bool summed = sums != nullptr && sums->block_size == bs && i >= sums->first_block &&
+                        i - sums->first_block < sums->crcs.size();
+    crcs.push_back(summed ? sums->crcs[i - sums->first_block] : s3::Crc32c(std::span(src, e - b)));
   }
   bool complete = false;
   uint64_t added = 0;

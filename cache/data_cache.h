@@ -35,6 +35,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "base/mutex.h"
 #include "cache/data_cache_record.h"
@@ -84,10 +85,23 @@ class CachedFile {
   // touches is present and matches its checksum. False is a miss: blocks
   // absent, or bad (then dropped from the index, never served).
   bool Read(uint64_t offset, std::span<std::byte> dest);
+  // The checksums of consecutive blocks, from first_block on.
+  struct BlockSums {
+    uint64_t first_block = 0;
+    uint32_t block_size = 0;
+    std::vector<uint32_t> crcs;
+  };
+  // Copies `src`, the bytes at `offset`, to `dst` (at least as large) and
+  // sums on the way every block a Fill of them would write: one pass over
+  // the bytes where a copy then a Fill would make two.
+  BlockSums CopyForFill(uint64_t offset, std::span<const std::byte> src,
+                        std::span<std::byte> dst) const;
   // Stores bytes fetched at `offset`: the blocks they cover whole (or up to
   // the object's end) are written and recorded, within the size limit
-  // (evicting others first). Best effort: failures are logged, not returned.
-  void Fill(uint64_t offset, std::span<const std::byte> data);
+  // (evicting others first). Blocks `sums` has (from CopyForFill of these
+  // very bytes) are not summed again. Best effort: failures are logged, not
+  // returned.
+  void Fill(uint64_t offset, std::span<const std::byte> data, const BlockSums* sums = nullptr);
   // True when every block is present and the file was verified since it was
   // last written (verifying it now if not): the kernel may then read it.
   bool VerifiedComplete();

@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <vector>
 
+#include "s3/crc32c.h"
+
 namespace bucketfs::cache {
 namespace {
 
@@ -62,6 +64,48 @@ class DataCacheTest : public ::testing::Test {
   std::string root_;
   std::atomic<int64_t> now_{1000 * kSec};
 };
+
+// A copy for a fill sums each block it covers whole, exactly as a Fill of
+// those bytes would; a Fill given those sums serves the same bytes.
+TEST_F(DataCacheTest, CopyForFillCopiesAndSumsTheBlocksAFillWrites) {
+  auto cache = Open();
+  const auto data = Bytes(10 * kBlock + 123, 2);
+  auto f = cache->Acquire(Version("a", data.size()), true);
+  ASSERT_NE(f, nullptr);
+  // From mid-block 1 to the object's short last block: blocks 2 to 10 whole.
+  const uint64_t offset = kBlock + 100;
+  const std::span<const std::byte> src(data.data() + offset, data.size() - offset);
+  std::vector<std::byte> copy(src.size());
+  const auto sums = f->CopyForFill(offset, src, copy);
+  EXPECT_TRUE(std::equal(copy.begin(), copy.end(), src.begin()));
+  EXPECT_EQ(sums.first_block, 2u);
+  EXPECT_EQ(sums.block_size, kBlock);
+  ASSERT_EQ(sums.crcs.size(), 9u);
+  for (size_t k = 0; k < sums.crcs.size(); ++k) {
+    const uint64_t b = (2 + k) * kBlock, e = std::min<uint64_t>(b + kBlock, data.size());
+    EXPECT_EQ(sums.crcs[k], s3::Crc32c(std::span(data.data() + b, e - b))) << "block " << 2 + k;
+  }
+  f->Fill(offset, copy, &sums);
+  std::vector<std::byte> out(data.size() - 2 * kBlock);
+  ASSERT_TRUE(f->Read(2 * kBlock, out));
+  EXPECT_TRUE(std::equal(out.begin(), out.end(), data.begin() + 2 * kBlock));
+  std::vector<std::byte> first(kBlock);
+  EXPECT_FALSE(f->Read(kBlock, first));  // block 1 was not whole in the copy
+}
+
+// Sums of another block size (a record made before a change of it) are not
+// taken for this file's blocks.
+TEST_F(DataCacheTest, FillIgnoresSumsOfAnotherBlockSize) {
+  auto cache = Open();
+  const auto data = Bytes(4 * kBlock, 3);
+  auto f = cache->Acquire(Version("a", data.size()), true);
+  ASSERT_NE(f, nullptr);
+  CachedFile::BlockSums wrong{0, kBlock * 2, {1, 2}};
+  f->Fill(0, data, &wrong);
+  std::vector<std::byte> out(data.size());
+  ASSERT_TRUE(f->Read(0, out));
+  EXPECT_TRUE(std::equal(out.begin(), out.end(), data.begin()));
+}
 
 TEST_F(DataCacheTest, FillThenReadReturnsTheSameBytesAcrossBlockEdges) {
   auto cache = Open();

@@ -2,7 +2,6 @@
 #include "prefetch/caching_range_source.h"
 
 #include <algorithm>
-#include <cstring>
 #include <utility>
 
 namespace bucketfs::prefetch {
@@ -89,10 +88,11 @@ void CachingRangeSource::FillAndComplete(const std::shared_ptr<cache::CachedFile
   }
   // Pooled: a fresh buffer of a part's size would be faulted in page by page.
   auto copy = std::make_shared<memory::Buffer>(copies_.Get(n));
-  std::memcpy(copy->get(), dest.data(), n);
+  auto sums = std::make_shared<cache::CachedFile::BlockSums>(
+      file->CopyForFill(offset, dest, std::span<std::byte>(copy->get(), n)));
   // Queued before `done`, so that WaitForFills after a completion sees it.
-  fill_pool_->Post([this, file, offset, n, held, copy] {
-    file->Fill(offset, std::span<const std::byte>(copy->get(), n));
+  fill_pool_->Post([this, file, offset, n, held, copy, sums] {
+    file->Fill(offset, std::span<const std::byte>(copy->get(), n), sums.get());
     copies_.Put(std::move(*copy), n);
     if (budget_ != nullptr) budget_->Release(held);
     fill_backlog_.fetch_sub(n);
