@@ -29,7 +29,9 @@ class TaskRunner {
 
 class WorkerPool : public TaskRunner {
  public:
-  explicit WorkerPool(int threads);
+  // `on_start`, when given, runs on each thread before its first task (to
+  // set that thread's scheduling, say).
+  explicit WorkerPool(int threads, std::function<void()> on_start = {});
   // Runs what is still queued, then joins the threads.
   // REQUIRES: not called on one of the pool's threads.
   ~WorkerPool() override;

@@ -1,14 +1,26 @@
 // CachingRangeSource: see caching_range_source.h.
 #include "prefetch/caching_range_source.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <utility>
+
+#include "base/thread_priority.h"
 
 namespace bucketfs::prefetch {
 namespace {
 
 // Writes to one disk gain little from more writers than this.
 constexpr int kFillThreads = 2;
+
+void LowerFillThread() {
+  if (!base::LowerThisThreadsPriority()) {
+    spdlog::debug("data cache: fill thread keeps its priority: {}", std::strerror(errno));
+  }
+}
 }  // namespace
 
 CachingRangeSource::CachingRangeSource(std::shared_ptr<RangeSource> inner,
@@ -21,7 +33,11 @@ CachingRangeSource::CachingRangeSource(std::shared_ptr<RangeSource> inner,
       mode_(mode),
       copies_(part_size, std::max<size_t>(2, kMaxFillBacklog / std::max<uint64_t>(part_size, 1))),
       pool_(std::make_unique<base::WorkerPool>(threads)),
-      fill_pool_(std::make_unique<base::WorkerPool>(kFillThreads)) {}
+      // Best effort: the cache's writes (and the checks of completed files)
+      // use only CPU time the readers leave, as they never wait for the disk.
+      fill_pool_(std::make_unique<base::WorkerPool>(kFillThreads, mode == FillMode::kBestEffort
+                                                                      ? LowerFillThread
+                                                                      : std::function<void()>{})) {}
 
 // Each pool runs what is queued before joining: first the reads and
 // completions, which may queue writes, then the writes.

@@ -40,7 +40,9 @@ class CachingRangeSource : public RangeSource {
   // `budget` (may be null): the read path's memory budget, charged for the
   // copies waiting for their cache write; when it has no room, the reader
   // writes its range into the cache itself before it gets it (kComplete)
-  // or leaves it out (kBestEffort).
+  // or leaves it out (kBestEffort). kBestEffort also runs the cache's writes
+  // at the lowest priority, so a busy CPU leaves ranges out rather than
+  // slowing the readers.
   CachingRangeSource(std::shared_ptr<RangeSource> inner, std::shared_ptr<cache::DataCache> cache,
                      int threads, uint64_t part_size = 8ull << 20,
                      std::shared_ptr<memory::MemoryBudget> budget = nullptr,
