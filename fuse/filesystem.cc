@@ -120,6 +120,10 @@ Result<struct stat> Filesystem::GetAttr(Ino ino) {
   if (!in) return MakeError(ESTALE, "StaleInode", "inode was forgotten");
   if (in->kind == Kind::kDir) return MakeStat(ino, Kind::kDir, {});
   if (auto local = local_.FileAttrs(in->bucket, in->key)) return MakeStat(ino, Kind::kFile, *local);
+  // The commit that ended an upload recorded the inode's attributes before
+  // the name stopped being local: a look taken before the first may be older.
+  in = inodes_.Get(ino);
+  if (!in) return MakeError(ESTALE, "StaleInode", "inode was forgotten");
   auto attrs = HeadFresh(*in);
   if (!attrs.ok()) return attrs.error();
   return MakeStat(ino, Kind::kFile, *attrs);

@@ -33,6 +33,8 @@ Result<struct stat> Filesystem::SetAttr(Ino ino, const SetAttrRequest& request) 
         if (Status s = writer->Truncate(*request.size); !s.ok()) return s.error();
       }
     } else {
+      in = inodes_.Get(ino);  // as in GetAttr: a commit may have ended since the first look
+      if (!in) return MakeError(ESTALE, "StaleInode", "inode was forgotten");
       auto attrs = HeadFresh(*in);
       if (!attrs.ok()) return attrs.error();
       if (*request.size != attrs->size) {
