@@ -33,13 +33,18 @@ from wl_source import MountSource, S3Source  # noqa: E402
 MOUNT_TARGETS = ("bucketfs", "bucketfs-order", "s3fs", "rclone")
 # Only retinanet opens many files in an order the mount cannot guess.
 ORDER_WORKLOADS = ("retinanet",)
+# `local` reads the generated files where they were made (page cache warm):
+# what the CPU allows each workload, with no storage in the way. It does not
+# write: a checkpoint there would land in the data cache directory.
+LOCAL_WORKLOADS = ("unet3d", "retinanet", "parquet", "hdf5")
 
 
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--scale", choices=sorted(S.SCALES), default="small")
     p.add_argument("--server", choices=("s3sim", "s3sim-shaped", "s3rver"), default="s3sim")
-    p.add_argument("--targets", default="bucketfs,bucketfs-order,direct,s3fs,rclone")
+    p.add_argument("--targets", default="bucketfs,bucketfs-order,direct,s3fs,rclone",
+                   help="of bucketfs,bucketfs-order,direct,s3fs,rclone,local")
     p.add_argument("--workloads", default="unet3d,retinanet,parquet,hdf5,checkpoint")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--out", default=None)
@@ -65,7 +70,7 @@ def daemon_usage(pid):
     return cpu, rss
 
 
-def run_target(target, workloads, args, server, bins, workdir, manifest, store):
+def run_target(target, workloads, args, server, bins, workdir, manifest, store, data_root):
     rows = []
     mount = None
     try:
@@ -75,12 +80,18 @@ def run_target(target, workloads, args, server, bins, workdir, manifest, store):
             mount = Mount(kind, server, bins, workdir, write=True, label=target,
                           bucketfs_opts=args.bucketfs_opt, rclone_opts=opts)
             source = MountSource(mount.mnt)
+        elif target == "local":
+            source = MountSource(data_root)
         else:
             source = store
         for w in workloads:
             if target == "bucketfs-order" and w not in ORDER_WORKLOADS:
                 continue
+            if target == "local" and w not in LOCAL_WORKLOADS:
+                continue
             cpu0 = daemon_usage(mount.pid)[0] if mount else None
+            stats = Stats(server)
+            stats.reset()
             log(f"{target}: {w}")
             try:
                 results = wl_jobs.WORKLOADS[w](
@@ -97,9 +108,13 @@ def run_target(target, workloads, args, server, bins, workdir, manifest, store):
                 for r in results:  # the workload's phases together
                     r["daemon_cpu_s_per_gib"] = (cpu - cpu0) / gib if gib else None
                     r["daemon_peak_rss_mib"] = rss
+            ops = stats.ops() if target != "local" else None
+            if ops:  # the server's requests by operation, all phases of the workload
+                log(f"  requests: {json.dumps(ops, sort_keys=True)}")
             for r in results:
                 r["target"] = target
                 r["error"] = error
+                r["requests"] = ops
                 rows.append(r)
                 log(f"  {r['phase']}: {r['samples']} samples {r['bytes'] / 1e6:.1f} MB "
                     f"{r['seconds']:.2f} s bad {r['bad']}{' ERROR ' + error if error else ''}")
@@ -131,6 +146,9 @@ def main(argv):
         return 77
     targets = [t for t in args.targets.split(",") if t]
     workloads = [w for w in args.workloads.split(",") if w]
+    for t in targets:
+        if t not in MOUNT_TARGETS + ("direct", "local"):
+            sys.exit(f"run.py: unknown target {t}")
     for w in workloads:
         if w not in wl_jobs.WORKLOADS:
             sys.exit(f"run.py: unknown workload {w} (known: {', '.join(wl_jobs.WORKLOADS)})")
@@ -152,13 +170,13 @@ def main(argv):
         store = S3Source(server.endpoint, env["AWS_ACCESS_KEY_ID"], env["AWS_SECRET_ACCESS_KEY"],
                          BUCKET)
         t = time.monotonic()
-        n = wl_data.upload(store, data_root)
+        n = wl_data.upload(store, data_root, workloads)
         log(f"uploaded {n} objects in {time.monotonic() - t:.1f} s")
         for target in targets:
             for key in (S.ckpt_dir(target) + ".keep",):
                 store.client().put_object(Bucket=BUCKET, Key=key, Body=b"")
-            rows += run_target(target, workloads, args, server, bins, workdir, manifest, store)
-            Stats(server).reset()
+            rows += run_target(target, workloads, args, server, bins, workdir, manifest, store,
+                               data_root)
     finally:
         tear_down(workdir, server, out)
     text = wl_report.table(rows)

@@ -118,14 +118,16 @@ def generate(scale, seed, cache_root):
     return root
 
 
-def upload(source, root):
-    """Puts every file under root (but the manifest) into the bucket, by key."""
+def upload(source, root, workloads):
+    """Puts the files of these workloads under root, and the directory
+    markers, into the bucket, by key."""
+    dirs = tuple(f"{S.PREFIX}{w}/" for w in workloads)
     files = []
     for d, _, names in os.walk(root):
         for n in names:
             p = os.path.join(d, n)
             key = os.path.relpath(p, root)
-            if key != "manifest.json":
+            if key in S.MARKERS or key.startswith(dirs):
                 files.append((p, key))
     client = source.client()
 

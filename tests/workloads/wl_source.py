@@ -49,6 +49,16 @@ class MountSource:
             return {k: z[k] for k in z.files}
 
 
+def _without_expect(request, **_):
+    """Sends bodies without `Expect: 100-continue`. botocore (1.29) puts it
+    on every PUT, and when a server answers a PUT of no bytes at once (as
+    HTTP allows), botocore keeps that answer's status line for the pooled
+    connection and reads the next response on it against it: that request
+    hangs for the 60 s read timeout, then is retried (boto/botocore#3755).
+    The header is not signed, so dropping it keeps the signature."""
+    request.headers.pop("Expect", None)
+
+
 class S3Source:
     direct = True
 
@@ -76,6 +86,7 @@ class S3Source:
                 aws_secret_access_key=self.secret_key, region_name="us-east-1",
                 config=Config(s3={"addressing_style": "path"}, max_pool_connections=32,
                               retries={"max_attempts": 3}))
+            self._client.meta.events.register("before-send.s3", _without_expect)
         return self._client
 
     def read_all(self, key):
