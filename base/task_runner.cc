@@ -5,7 +5,7 @@
 
 namespace bucketfs::base {
 
-WorkerPool::WorkerPool(int threads, std::function<void()> on_start) {
+WorkerPool::WorkerPool(int threads, const std::function<void()>& on_start) {
   for (int i = 0; i < std::max(1, threads); ++i) {
     threads_.emplace_back([this, on_start] {
       if (on_start) on_start();

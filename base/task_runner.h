@@ -31,7 +31,7 @@ class WorkerPool : public TaskRunner {
  public:
   // `on_start`, when given, runs on each thread before its first task (to
   // set that thread's scheduling, say).
-  explicit WorkerPool(int threads, std::function<void()> on_start = {});
+  explicit WorkerPool(int threads, const std::function<void()>& on_start = {});
   // Runs what is still queued, then joins the threads.
   // REQUIRES: not called on one of the pool's threads.
   ~WorkerPool() override;
