@@ -30,4 +30,7 @@ ctest --preset "$preset" "$@" || status=$?
 if [ "${BUCKETFS_SANITIZERS:-$sanitizers_default}" != 0 ] && [ "$preset" = release ]; then
   bash tests/sanitizers/ci-stage.sh || status=1
 fi
+# Last, so that the end of the log names what failed.
+bash tests/print-failures.sh "build/$preset"
+echo "run-all: exit $status"
 exit "$status"

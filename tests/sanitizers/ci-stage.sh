@@ -11,15 +11,21 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
 status=0
+# Each ctest run replaces the last one's record, so keep the failures as they happen.
+report="$root/build/sanitizer-failures.log"
+mkdir -p "$root/build"
+: >"$report"
+failed() { status=1; bash tests/print-failures.sh "build/$1" >>"$report"; }
 for preset in ${BUCKETFS_SANITIZER_PRESETS:-asan tsan}; do
   t0=$SECONDS
   cmake --preset "$preset"
   cmake --build --preset "$preset" -j "$(nproc)"
   t1=$SECONDS
-  ctest --preset "$preset" -L unit --no-tests=error || status=1
+  ctest --preset "$preset" -L unit --no-tests=error || failed "$preset"
   t2=$SECONDS
   SOAK_SECONDS="${BUCKETFS_SANITIZER_SOAK_SECONDS:-60}" \
-    ctest --preset "$preset" -R '^soak\.s3sim$' --no-tests=error || status=1
+    ctest --preset "$preset" -R '^soak\.s3sim$' --no-tests=error || failed "$preset"
   echo "sanitizer stage, $preset: build $((t1 - t0)) s, unit tests $((t2 - t1)) s, soak $((SECONDS - t2)) s"
 done
+cat "$report"
 exit "$status"
