@@ -321,7 +321,9 @@ class Filesystem {
   // fs_read_order.cc
   Result<ReadOrder::Target> OrderTarget(std::string_view path) const;
   // Resolves the files entering the order's window, then hints the read path.
-  void AdvanceOrder();
+  void AdvanceOrder() EXCLUDES(order_hint_mu_);
+  // Hands the order's wanted files to the read path (under order_hint_mu_).
+  void HintOrderedFiles() EXCLUDES(order_hint_mu_);
   // The version to fetch ahead for `t`; nullopt: none (being written, gone, a link).
   std::optional<ObjectVersion> ResolveForOrder(const ReadOrder::Target& t);
 
@@ -397,6 +399,11 @@ class Filesystem {
   // The announced read order, and where its files are resolved (HEADs off the
   // FUSE threads); destroyed (drained) first.
   const std::unique_ptr<ReadOrder> order_;
+  // An open takes its file fetched ahead and marks it opened in the order
+  // under this lock, and the order's wanted files are hinted under it: a
+  // list of wanted files computed before the mark and hinted after the take
+  // would fetch the opened file again.
+  Mutex order_hint_mu_;
   const std::unique_ptr<base::WorkerPool> order_pool_;
 };
 

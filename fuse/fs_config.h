@@ -48,6 +48,9 @@ struct FsConfig {
   uint64_t write_part_size = 16ull << 20;  // multipart part size; grown to stay <= 10000 parts
   bool prefetch = true;  // reads through the prefetcher; false: one ranged GET per read
   uint64_t read_part_size = 8ull << 20;  // largest ranged GET of a sequential read stream
+  // Largest file fetched whole once its random reads have cost as many GETs
+  // (prefetch random_whole_max); 0: never.
+  uint64_t random_whole_max = 1ull << 30;
   // Every prefetched byte of the mount together (--max-memory); 0 = the
   // read path's default (memory::MemoryBudget::DefaultBudgetBytes()).
   uint64_t max_memory = 0;

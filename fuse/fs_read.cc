@@ -85,12 +85,17 @@ Result<OpenedFile> Filesystem::Open(Ino ino, int flags, pid_t pid, bool want_loc
     const std::string previous = inodes_.ExchangeOpenEtag(ino, attrs->etag);
     opened.keep_cache = !attrs->etag.empty() && previous == attrs->etag;
     const ObjectVersion version{in->bucket, in->key, attrs->etag, attrs->size};
-    h->reader = readers_->Open(version);
+    bool in_order = false;
+    {
+      MutexLock lock(order_hint_mu_);  // see its declaration
+      h->reader = readers_->Open(version);
+      in_order = order_->Opened(in->bucket, in->key);
+    }
     if (want_local_copy) opened.local_copy = readers_->VerifiedCopy(version);
     h->etag = attrs->etag;
     record.size = attrs->size;
     record.etag = attrs->etag;
-    if (order_->Opened(in->bucket, in->key)) {
+    if (in_order) {
       AdvanceOrder();  // an announced order replaces the guess from the listing
     } else if (auto next = siblings_.AfterInOrder(in->parent, in->name, kHintedSiblings);
                !next.empty()) {

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/mutex.h"
 #include "cache/metadata_cache.h"
 #include "fuse/filesystem.h"
 
@@ -55,10 +56,15 @@ void Filesystem::AdvanceOrder() {
   for (auto& [pos, target] : todo.positions) {
     order_pool_->Post([this, pos = pos, gen = todo.generation, target = std::move(target)] {
       order_->Resolved(pos, gen, ResolveForOrder(target));
-      readers_->HintNextFiles(order_->Wanted());
+      HintOrderedFiles();
     });
   }
-  if (todo.positions.empty()) readers_->HintNextFiles(order_->Wanted());
+  if (todo.positions.empty()) HintOrderedFiles();
+}
+
+void Filesystem::HintOrderedFiles() {
+  MutexLock lock(order_hint_mu_);
+  readers_->HintNextFiles(order_->Wanted());
 }
 
 std::optional<ObjectVersion> Filesystem::ResolveForOrder(const ReadOrder::Target& t) {

@@ -269,6 +269,10 @@ const std::vector<OptionSpec>& Specs() {
        "SIZE of multipart upload parts (16M)"},
       {"read-part-size", true, PartSize(&fs::FsConfig::read_part_size, 64ull << 10, 1ull << 30),
        "SIZE of ranged reads (8M)"},
+      {"random-whole-max", true, PartSize(&fs::FsConfig::random_whole_max, 0, 64ull << 30),
+       "SIZE of the largest file fetched whole, in parallel parts kept until close, once its "
+       "random reads have sent as many GETs as that takes (1G, and at most 1/4 of --max-memory; "
+       "0: never)"},
       {"async-close", false, Flag(&fs::FsConfig::async_close),
        "close() returns once a written file is staged; uploads finish in the background (fsync "
        "of a directory or unmount waits for them)"},

@@ -343,6 +343,17 @@ TEST(MountOptionsTest, UploadMemoryAndConcurrency) {
       std::string::npos);
 }
 
+TEST(MountOptionsTest, RandomWholeMax) {
+  EXPECT_EQ(ParseOk({"s3://b", "/mnt"}).fs.random_whole_max, 1ull << 30);
+  EXPECT_EQ(ParseOk({"s3://b", "/mnt", "--random-whole-max", "0"}).fs.random_whole_max, 0u);
+  EXPECT_EQ(ParseOk({"s3://b", "/mnt", "-o", "random_whole_max=256M"}).fs.random_whole_max,
+            256u << 20);
+  EXPECT_NE(ParseError({"s3://b", "/mnt", "--random-whole-max", "lots"}).find("not a size"),
+            std::string::npos);
+  EXPECT_NE(ParseError({"s3://b", "/mnt", "--random-whole-max", "65G"}).find("outside"),
+            std::string::npos);
+}
+
 TEST(MountOptionsTest, MaxMemory) {
   EXPECT_EQ(ParseOk({"s3://b", "/mnt"}).fs.max_memory, 0u);  // the read path's default
   EXPECT_EQ(ParseOk({"s3://b", "/mnt", "--max-memory", "512M"}).fs.max_memory, 512u << 20);

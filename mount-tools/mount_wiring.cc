@@ -63,7 +63,8 @@ std::shared_ptr<fs::FileReaderFactory> BuildReaders(const std::shared_ptr<s3::Ob
                                      .part_size = config.read_part_size,
                                      .budget_bytes = config.max_memory,
                                      .fuse_threads = config.max_threads,
-                                     .gets_on_fuse_threads = config.gets_on_fuse_threads});
+                                     .gets_on_fuse_threads = config.gets_on_fuse_threads,
+                                     .random_whole_max = config.random_whole_max});
   // The read path's budget (docs/DESIGN.md, "Memory"); the write-back makes
   // its own, a PartBufferBudget of config.max_upload_memory.
   auto budget = std::make_shared<memory::MemoryBudget>(

@@ -34,16 +34,19 @@ void ObjectReader::ReadFromParts(uint64_t offset, uint64_t size, ReadCallback do
     closed = closed_;
     if (!closed && offset < object_.size && size > 0) {
       end = offset + std::min<uint64_t>(size, object_.size - offset);
-      switch (mode_) {
-        case Mode::kWhole:
-          PlanWhole(plan);
-          break;
-        case Mode::kRandom:
-          PlanRandom(offset, end, plan);
-          break;
-        case Mode::kSequential:
-          PlanSequential(offset, end, plan);
-          break;
+      // A read the whole object held for random reads covers needs no plan.
+      if (!PlanHeld(offset, end, plan)) {
+        switch (mode_) {
+          case Mode::kWhole:
+            PlanWhole(plan);
+            break;
+          case Mode::kRandom:
+            PlanRandom(offset, end, plan);
+            break;
+          case Mode::kSequential:
+            PlanSequential(offset, end, plan);
+            break;
+        }
       }
       in_flight_ += static_cast<int>(plan.to_fetch.size());
       any_read_ = true;
@@ -139,9 +142,14 @@ void ObjectReader::OnFetchDone(const PartPtr& part, Status s) {
       if (it != seq_parts_.end() && it->second == part) seq_parts_.erase(it);
       std::erase(blocks_, part);
       if (whole_ == part) whole_.reset();
-    } else if (!closed_ && mode_ == Mode::kSequential) {
-      if (cfg_.grow_only_when_reads_wait && starved_ && window_ < WindowCap()) GrowOnWait();
-      FillWindow(to_fetch, part.get());
+      auto held = held_.find(part->offset());
+      if (held != held_.end() && held->second == part) held_.erase(held);
+    } else if (!closed_) {
+      if (mode_ == Mode::kSequential) {
+        if (cfg_.grow_only_when_reads_wait && starved_ && window_ < WindowCap()) GrowOnWait();
+        FillWindow(to_fetch, part.get());
+      }
+      if (holding_) FillHeld(to_fetch);
     }
     in_flight_ += static_cast<int>(to_fetch.size());
   }
@@ -203,6 +211,7 @@ void ObjectReader::Serve(std::vector<PartPtr> needed, uint64_t o, uint64_t e, Re
 
 void ObjectReader::Close() {
   std::map<uint64_t, PartPtr> seq;
+  std::map<uint64_t, PartPtr> held;
   std::deque<PartPtr> blocks;
   PartPtr whole;
   {
@@ -210,6 +219,7 @@ void ObjectReader::Close() {
     if (!closed_) LeaveStream();
     closed_ = true;
     seq.swap(seq_parts_);
+    held.swap(held_);
     blocks.swap(blocks_);
     whole.swap(whole_);
   }
@@ -221,6 +231,7 @@ ReaderStats ObjectReader::stats() const {
   ReaderStats s = stats_;
   s.window = window_;
   s.sequential = mode_ == Mode::kSequential;
+  s.holds_whole = holding_;
   return s;
 }
 

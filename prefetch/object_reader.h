@@ -46,6 +46,13 @@
 //                ones, else by its pages alone (RandomLocality); the last
 //                random_cache_blocks blocks are kept. Runs of
 //                sequential_trigger consecutive requests restart a stream.
+//                A reader whose random reads keep fetching holds the whole
+//                object once they number as many GETs as it takes
+//                (object_reader_held.cc, PrefetchConfig::random_whole_max):
+//                parts of part_size covering the object, fetched
+//                max_parts_in_flight at a time within the budget and kept
+//                until close; any read they cover is served from them, in
+//                every mode.
 //
 // Invariants: parts in seq_parts_ never overlap; a range is never fetched twice
 // while a part for it is held or in flight (reads wait on the existing part);
@@ -95,6 +102,7 @@ struct ReaderStats {
   // part went before a late first read needed it.
   uint64_t rereads = 0;
   uint64_t reread_bytes_fetched = 0;
+  bool holds_whole = false;  // the object is being fetched whole and held (random reads)
 };
 
 class ObjectReader : public std::enable_shared_from_this<ObjectReader> {
@@ -159,6 +167,14 @@ class ObjectReader : public std::enable_shared_from_this<ObjectReader> {
   uint64_t StreamPartLen() const REQUIRES(mu_);
   uint64_t AheadCap() const REQUIRES(mu_);       // fair share of the budget ahead of this stream
   uint64_t ActiveStreams() const REQUIRES(mu_);  // at least 1
+  // The whole object held for a random reader (object_reader_held.cc).
+  // PlanHeld: true when held parts cover [o, e) (they are then `needed`).
+  bool PlanHeld(uint64_t o, uint64_t e, Plan& plan) REQUIRES(mu_);
+  // Called for each fetch of a random read: starts holding once they are as
+  // many as the whole object's GETs.
+  void NoteRandomFetch(std::vector<PartPtr>& to_fetch) REQUIRES(mu_);
+  // Schedules the next held parts, as many as in-flight slots and budget allow.
+  void FillHeld(std::vector<PartPtr>& to_fetch) REQUIRES(mu_);
   // Counts `fetched` as a re-read fetch when the read [o, e) asks again for
   // bytes of a consumed range.
   void NoteRereadFetch(uint64_t o, uint64_t e, const PartPtr& fetched) REQUIRES(mu_);
@@ -193,7 +209,13 @@ class ObjectReader : public std::enable_shared_from_this<ObjectReader> {
   int in_flight_ GUARDED_BY(mu_) = 0;  // fetches of this reader not yet done
   ReaderStats stats_ GUARDED_BY(mu_);
   internal::ConsumedRanges consumed_ GUARDED_BY(mu_);
-  RandomLocality locality_ GUARDED_BY(mu_);  // sizes random fetches
+  // The whole object, held for a random reader: parts by offset, [0, held_frontier_)
+  // scheduled (a failed part leaves a gap that reads fetch on their own).
+  bool holding_ GUARDED_BY(mu_) = false;
+  std::map<uint64_t, PartPtr> held_ GUARDED_BY(mu_);
+  uint64_t held_frontier_ GUARDED_BY(mu_) = 0;
+  uint64_t random_fetches_ GUARDED_BY(mu_) = 0;  // fetches of random reads so far
+  RandomLocality locality_ GUARDED_BY(mu_);      // sizes random fetches
 };
 
 }  // namespace bucketfs::prefetch

@@ -52,9 +52,11 @@ void ObjectReader::PlanBlock(uint64_t o, uint64_t e, Plan& plan) {
   while (blocks_.size() > static_cast<size_t>(std::max(cfg_.random_cache_blocks, 1))) {
     blocks_.pop_back();
   }
-  plan.for_caller = plan.to_fetch.empty();
   plan.to_fetch.push_back(b);
   plan.needed.push_back(std::move(b));
+  NoteRandomFetch(plan.to_fetch);
+  // Only a block that is this read's one fetch may be fetched on its thread.
+  plan.for_caller = plan.to_fetch.size() == 1;
 }
 
 }  // namespace bucketfs::prefetch

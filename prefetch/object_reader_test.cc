@@ -164,7 +164,9 @@ TEST_F(ObjectReaderTest, EndOfObjectReadsAreShortOrEmpty) {
 TEST_F(ObjectReaderTest, RandomReadsFetchTheFloorThenOnlyTheirPages) {
   // 4 KiB reads spread over the object (fio's rand4k): the first ones fetch
   // the floor; once no read comes near a recent one, each fetches its own
-  // page (RandomLocality), never more than the floor.
+  // page (RandomLocality), never more than the floor. (Not held whole: that
+  // has its own tests below.)
+  cfg_.random_whole_max = 0;
   Init(100 * kMiB);
   auto r = pf_->Open(obj_);
   std::mt19937_64 rng(42);
@@ -187,7 +189,9 @@ TEST_F(ObjectReaderTest, RandomReadsFetchTheFloorThenOnlyTheirPages) {
 }
 
 TEST_F(ObjectReaderTest, OnlyRandomBlocksAreFetchedForTheCallerAndOnlyWhenAllowed) {
-  // Off by default: every fetch goes through FetchAsync.
+  // Off by default: every fetch goes through FetchAsync. (Random reads keep
+  // fetching blocks: the object is not held whole.)
+  cfg_.random_whole_max = 0;
   Init(100 * kMiB);
   {
     auto r = pf_->Open(obj_);
@@ -721,6 +725,92 @@ TEST_F(ObjectReaderTest, SmallObjectIsFetchedWholeOnce) {
   }
   ASSERT_EQ(src_->fetch_count(), 1u);
   EXPECT_EQ(src_->fetches()[0].size, data().size());
+}
+
+TEST_F(ObjectReaderTest, RandomReaderGetsTheWholeObjectOnceItsFetchesCostAsMuch) {
+  // Rows of an HDF5 file read at random: each read fetches its pages until the
+  // reads have sent as many GETs as the whole object takes (40 MiB in 8 MiB
+  // parts: 5, at least random_whole_min_fetches); then the object is fetched
+  // in parts and every later read is served without a fetch.
+  cfg_.part_size = 8 * kMiB;
+  cfg_.random_whole_min_fetches = 16;
+  Init(40 * kMiB);
+  auto r = pf_->Open(obj_);
+  std::mt19937_64 rng(11);
+  auto random_row = [&] { return (1 + rng() % (data().size() / (4 * kKiB) - 1)) * 4 * kKiB; };
+  // (A read may hit a recent block and fetch nothing: count fetches, not reads.)
+  for (int i = 0; i < 100 && src_->fetch_count() < 16; ++i) {
+    EXPECT_FALSE(r->stats().holds_whole) << "after " << src_->fetch_count() << " fetches";
+    ASSERT_EQ(ReadAndCheck(*r, random_row(), 4 * kKiB), 0);
+    pf_->WaitIdle();
+  }
+  ASSERT_TRUE(r->stats().holds_whole);
+  const uint64_t fetches = src_->fetch_count();
+  EXPECT_EQ(fetches, 16u + 5u);  // the reads' pages, then the five parts
+  for (int i = 0; i < 500; ++i) ASSERT_EQ(ReadAndCheck(*r, random_row(), 4 * kKiB), 0);
+  // Reads across part boundaries and the end are served from the held parts too.
+  ASSERT_EQ(ReadAndCheck(*r, 8 * kMiB - 2 * kKiB, 4 * kKiB), 0);
+  ASSERT_EQ(ReadAndCheck(*r, 40 * kMiB - 4 * kKiB, 64 * kKiB), 0);
+  pf_->WaitIdle();
+  EXPECT_EQ(src_->fetch_count(), fetches);
+  // The five held parts, each fetched once, exactly cover the object.
+  uint64_t held_bytes = 0;
+  for (const auto& f : src_->fetches()) {
+    if (f.size == 8 * kMiB) held_bytes += f.size;
+  }
+  EXPECT_EQ(held_bytes, 40 * kMiB);
+  r->Close();
+  pf_->WaitIdle();
+  EXPECT_EQ(pf_->budget().used(), 0u);
+}
+
+TEST_F(ObjectReaderTest, ObjectsTooLargeForTheBudgetOrTheLimitAreNeverHeld) {
+  cfg_.part_size = 8 * kMiB;
+  cfg_.random_whole_max = 32 * kMiB;
+  Init(40 * kMiB);  // over random_whole_max
+  {
+    auto r = pf_->Open(obj_);
+    std::mt19937_64 rng(3);
+    for (int i = 0; i < 100; ++i) {
+      ASSERT_EQ(ReadAndCheck(*r, (1 + rng() % 10000) * 4 * kKiB, 4 * kKiB), 0);
+    }
+    pf_->WaitIdle();
+    EXPECT_FALSE(r->stats().holds_whole);
+    for (const auto& f : src_->fetches()) EXPECT_LE(f.size, cfg_.random_floor);
+  }
+  cfg_.random_whole_max = 1ull << 30;
+  Init(40 * kMiB, /*budget=*/128 * kMiB);  // over a quarter of the budget
+  auto r = pf_->Open(obj_);
+  std::mt19937_64 rng(4);
+  for (int i = 0; i < 100; ++i) {
+    ASSERT_EQ(ReadAndCheck(*r, (1 + rng() % 10000) * 4 * kKiB, 4 * kKiB), 0);
+  }
+  pf_->WaitIdle();
+  EXPECT_FALSE(r->stats().holds_whole);
+}
+
+TEST_F(ObjectReaderTest, AFailedHeldPartIsFetchedAgainByTheReadThatNeedsIt) {
+  cfg_.part_size = 8 * kMiB;
+  cfg_.random_whole_min_fetches = 4;
+  Init(32 * kMiB);
+  std::atomic<int> injected{0};
+  src_->SetFailure([&](const ObjectVersion&, uint64_t off, uint64_t len) -> std::optional<Error> {
+    if (off == 8 * kMiB && len == 8 * kMiB && injected.fetch_add(1) == 0) {
+      return MakeError(EIO, "InternalError", "injected");
+    }
+    return std::nullopt;
+  });
+  auto r = pf_->Open(obj_);
+  for (uint64_t off : {1 * kMiB, 20 * kMiB, 3 * kMiB, 30 * kMiB}) {
+    ASSERT_EQ(ReadAndCheck(*r, off, 4 * kKiB), 0);
+  }
+  pf_->WaitIdle();
+  ASSERT_TRUE(r->stats().holds_whole);
+  ASSERT_EQ(injected.load(), 1);
+  // Every byte reads exactly, the failed part's bytes included.
+  for (uint64_t off = 0; off < 32 * kMiB; off += 512 * kKiB) {
+    ASSERT_EQ(ReadAndCheck(*r, off + 4 * kKiB, 4 * kKiB), 0) << off;
+  }
 }
 
 }  // namespace

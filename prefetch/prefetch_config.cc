@@ -8,6 +8,7 @@ PrefetchConfig MountPrefetchConfig(const MountReadSettings& settings) {
   PrefetchConfig pc;
   pc.part_size = settings.part_size;
   pc.budget_bytes = settings.budget_bytes;
+  pc.random_whole_max = settings.random_whole_max;
   // A loader's announced read order (fuse/read_order.h) holds 64 files ahead
   // of the furthest open and up to 64 behind it that parallel workers have
   // not opened yet; its files must not crowd each other out.

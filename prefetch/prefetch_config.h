@@ -54,6 +54,15 @@ struct PrefetchConfig {
   int max_fetches_on_caller = 0;
   // Consecutive sequential requests after a seek that restart a stream.
   int sequential_trigger = 2;
+  // A file read at random whose reads keep missing is fetched whole, in
+  // parallel parts held until close, once its random fetches number as many
+  // GETs as the whole object takes (size / part_size, at least
+  // random_whole_min_fetches): by then the reader has paid for the whole
+  // object in round trips, and every later read is served from memory (an
+  // HDF5 or index file read row by row). Only objects up to random_whole_max
+  // and a quarter of the budget; 0 turns it off.
+  uint64_t random_whole_max = 1ull << 30;
+  int random_whole_min_fetches = 16;
 
   // --- Small objects and file-level prefetch
   uint64_t small_object_threshold = 4ull << 20;  // smaller objects: one whole GET on first read
@@ -80,6 +89,8 @@ struct MountReadSettings {
   int fuse_threads = 16;      // threads of the FUSE loop
   // Random blocks wanted on the FUSE thread that waits for them (0: never).
   int gets_on_fuse_threads = 0;
+  // Largest object fetched whole once read at random (0: never).
+  uint64_t random_whole_max = PrefetchConfig{}.random_whole_max;
 };
 
 // The PrefetchConfig of a mount: the defaults above, with what its settings

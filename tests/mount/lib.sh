@@ -97,6 +97,8 @@ cleanup() {
   # Never recurse into a mount that is still there (it would delete objects).
   if grep -q " $TMP/" /proc/mounts; then
     echo "cleanup: a mount under $TMP is still present; leaving $TMP"
+  elif [[ "${BUCKETFS_KEEP_TMP:-0}" == 1 ]]; then
+    echo "cleanup: BUCKETFS_KEEP_TMP=1: leaving $TMP"
   else
     rm -rf "$TMP" 2>/dev/null || true
   fi

@@ -29,7 +29,11 @@ fail() { echo "FAIL: $*"; exit 1; }
 start() {  # start NAME ARGS... ; sets $url
   "$s3sim" --port 0 --port-file "$tmp/$1.port" "${@:2}" >"$tmp/$1.log" 2>&1 &
   pids+=($!)
-  for _ in $(seq 1 100); do [[ -s "$tmp/$1.port" ]] && break; sleep 0.1; done
+  # The port file may be written before the log line is: wait for both.
+  for _ in $(seq 1 300); do
+    [[ -s "$tmp/$1.port" ]] && grep -q "s3sim listening on 127.0.0.1:" "$tmp/$1.log" && break
+    sleep 0.1
+  done
   grep -q "s3sim listening on 127.0.0.1:" "$tmp/$1.log" || fail "$1 did not start"
   url="http://127.0.0.1:$(cat "$tmp/$1.port")"
 }
