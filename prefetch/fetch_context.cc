@@ -1,11 +1,22 @@
 #include "prefetch/fetch_context.h"
 
+#include <string>
 #include <utility>
 
 #include "base/mutex.h"
 #include "base/thread_annotations.h"
 
 namespace bucketfs::prefetch::internal {
+
+std::string VersionKey(const ObjectVersion& o) {
+  std::string k;
+  k.reserve(o.bucket.size() + o.key.size() + o.etag.size() + 24);
+  k.append(o.bucket).push_back('\0');
+  k.append(o.key).push_back('\0');
+  k.append(o.etag).push_back('\0');
+  k.append(std::to_string(o.size));
+  return k;
+}
 
 void FetchTracker::Begin(uint64_t bytes) {
   MutexLock lock(mu_);

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 
 #include "base/mutex.h"
 #include "base/thread_annotations.h"
@@ -18,6 +19,8 @@
 #include "prefetch/range_source.h"
 
 namespace bucketfs::prefetch::internal {
+
+class HeldObjects;  // held_object.h
 
 class FetchTracker {
  public:
@@ -42,6 +45,8 @@ struct FetchContext {
   std::shared_ptr<RangeSource> source;
   std::shared_ptr<FetchTracker> tracker;
   std::shared_ptr<memory::BufferPool> pool;  // part_size buffers for reuse
+  // Whole objects held for random readers, one per object version (held_object.h).
+  std::shared_ptr<HeldObjects> held;
   // Readers with a sequential stream; each may keep at most a fair share of
   // the budget scheduled ahead of it, so one fast reader cannot starve others.
   mutable std::atomic<int> active_streams{0};
@@ -55,6 +60,11 @@ struct FetchContext {
   // Bytes of parts dropped without a read served from them (Part::CountWasteIn).
   std::shared_ptr<std::atomic<uint64_t>> wasted_bytes = std::make_shared<std::atomic<uint64_t>>(0);
 };
+
+// A string naming exactly one object version (bucket, key, ETag and size):
+// what caches of fetched bytes are keyed by, so a changed object never hands
+// out old bytes.
+std::string VersionKey(const ObjectVersion& o);
 
 // Starts the fetch that fills `part`; `after(part, status)` runs once it is
 // finished, before the tracker counts it done. The closure holds the part (and

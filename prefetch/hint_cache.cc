@@ -9,16 +9,6 @@ namespace bucketfs::prefetch::internal {
 
 HintCache::HintCache(std::shared_ptr<const FetchContext> ctx) : ctx_(std::move(ctx)) {}
 
-std::string HintCache::KeyOf(const ObjectVersion& o) {
-  std::string k;
-  k.reserve(o.bucket.size() + o.key.size() + o.etag.size() + 24);
-  k.append(o.bucket).push_back('\0');
-  k.append(o.key).push_back('\0');
-  k.append(o.etag).push_back('\0');
-  k.append(std::to_string(o.size));
-  return k;
-}
-
 void HintCache::Hint(const std::vector<ObjectVersion>& next) {
   const PrefetchConfig& cfg = ctx_->config;
   std::vector<std::pair<std::string, std::pair<ObjectVersion, PartPtr>>> to_fetch;
@@ -40,7 +30,7 @@ void HintCache::Hint(const std::vector<ObjectVersion>& next) {
                                              static_cast<double>(ctx_->budget->limit()));
     for (const ObjectVersion& o : next) {
       if (o.size == 0 || o.size >= cfg.small_object_threshold) continue;
-      std::string key = KeyOf(o);
+      std::string key = VersionKey(o);
       if (auto it = entries_.find(key); it != entries_.end()) {
         it->second.generation = generation_;
         continue;
@@ -79,7 +69,7 @@ void HintCache::OnFetchDone(const std::string& key, const PartPtr& part, const S
 
 PartPtr HintCache::Take(const ObjectVersion& object) {
   MutexLock lock(mu_);
-  auto it = entries_.find(KeyOf(object));
+  auto it = entries_.find(VersionKey(object));
   if (it == entries_.end()) return nullptr;
   PartPtr part = std::move(it->second.part);
   entries_.erase(it);

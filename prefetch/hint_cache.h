@@ -39,7 +39,6 @@ class HintCache : public std::enable_shared_from_this<HintCache> {
     PartPtr part;
     uint64_t generation = 0;
   };
-  static std::string KeyOf(const ObjectVersion& o);
   void OnFetchDone(const std::string& key, const PartPtr& part, const Status& s);
 
   const std::shared_ptr<const FetchContext> ctx_;

@@ -68,6 +68,7 @@ void ObjectReader::ReadFromParts(uint64_t offset, uint64_t size, ReadCallback do
     return;
   }
   Issue(plan.to_fetch, plan.for_caller);
+  if (plan.fill) plan.fill->Fill();
   Serve(std::move(plan.needed), offset, end, std::move(done));
 }
 
@@ -142,14 +143,9 @@ void ObjectReader::OnFetchDone(const PartPtr& part, Status s) {
       if (it != seq_parts_.end() && it->second == part) seq_parts_.erase(it);
       std::erase(blocks_, part);
       if (whole_ == part) whole_.reset();
-      auto held = held_.find(part->offset());
-      if (held != held_.end() && held->second == part) held_.erase(held);
-    } else if (!closed_) {
-      if (mode_ == Mode::kSequential) {
-        if (cfg_.grow_only_when_reads_wait && starved_ && window_ < WindowCap()) GrowOnWait();
-        FillWindow(to_fetch, part.get());
-      }
-      if (holding_) FillHeld(to_fetch);
+    } else if (!closed_ && mode_ == Mode::kSequential) {
+      if (cfg_.grow_only_when_reads_wait && starved_ && window_ < WindowCap()) GrowOnWait();
+      FillWindow(to_fetch, part.get());
     }
     in_flight_ += static_cast<int>(to_fetch.size());
   }
@@ -211,7 +207,7 @@ void ObjectReader::Serve(std::vector<PartPtr> needed, uint64_t o, uint64_t e, Re
 
 void ObjectReader::Close() {
   std::map<uint64_t, PartPtr> seq;
-  std::map<uint64_t, PartPtr> held;
+  std::shared_ptr<internal::HeldObject> held;
   std::deque<PartPtr> blocks;
   PartPtr whole;
   {
@@ -231,7 +227,7 @@ ReaderStats ObjectReader::stats() const {
   ReaderStats s = stats_;
   s.window = window_;
   s.sequential = mode_ == Mode::kSequential;
-  s.holds_whole = holding_;
+  s.holds_whole = held_ != nullptr;
   return s;
 }
 

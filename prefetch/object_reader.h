@@ -49,10 +49,8 @@
 //                A reader whose random reads keep fetching holds the whole
 //                object once they number as many GETs as it takes
 //                (object_reader_held.cc, PrefetchConfig::random_whole_max):
-//                parts of part_size covering the object, fetched
-//                max_parts_in_flight at a time within the budget and kept
-//                until close; any read they cover is served from them, in
-//                every mode.
+//                a HeldObject shared by every reader of that version, whose
+//                parts serve any read they cover, in every mode.
 //
 // Invariants: parts in seq_parts_ never overlap; a range is never fetched twice
 // while a part for it is held or in flight (reads wait on the existing part);
@@ -75,6 +73,7 @@
 #include "base/thread_annotations.h"
 #include "prefetch/consumed_ranges.h"
 #include "prefetch/fetch_context.h"
+#include "prefetch/held_object.h"
 #include "prefetch/part.h"
 #include "prefetch/random_locality.h"
 #include "prefetch/range_source.h"
@@ -140,6 +139,8 @@ class ObjectReader : public std::enable_shared_from_this<ObjectReader> {
     // to_fetch is one random block this read waits for: it may be fetched
     // on the reading thread (FetchContext::on_caller).
     bool for_caller = false;
+    // The held object whose fill to resume once mu_ is released.
+    std::shared_ptr<internal::HeldObject> fill;
   };
 
   // Planning and the stream (under mu_).
@@ -167,14 +168,12 @@ class ObjectReader : public std::enable_shared_from_this<ObjectReader> {
   uint64_t StreamPartLen() const REQUIRES(mu_);
   uint64_t AheadCap() const REQUIRES(mu_);       // fair share of the budget ahead of this stream
   uint64_t ActiveStreams() const REQUIRES(mu_);  // at least 1
-  // The whole object held for a random reader (object_reader_held.cc).
+  // The whole object held for random readers (object_reader_held.cc).
   // PlanHeld: true when held parts cover [o, e) (they are then `needed`).
   bool PlanHeld(uint64_t o, uint64_t e, Plan& plan) REQUIRES(mu_);
-  // Called for each fetch of a random read: starts holding once they are as
-  // many as the whole object's GETs.
-  void NoteRandomFetch(std::vector<PartPtr>& to_fetch) REQUIRES(mu_);
-  // Schedules the next held parts, as many as in-flight slots and budget allow.
-  void FillHeld(std::vector<PartPtr>& to_fetch) REQUIRES(mu_);
+  // Called for each fetch of a random read: holds the object once they are
+  // as many as the whole object's GETs.
+  void NoteRandomFetch(Plan& plan) REQUIRES(mu_);
   // Counts `fetched` as a re-read fetch when the read [o, e) asks again for
   // bytes of a consumed range.
   void NoteRereadFetch(uint64_t o, uint64_t e, const PartPtr& fetched) REQUIRES(mu_);
@@ -209,11 +208,9 @@ class ObjectReader : public std::enable_shared_from_this<ObjectReader> {
   int in_flight_ GUARDED_BY(mu_) = 0;  // fetches of this reader not yet done
   ReaderStats stats_ GUARDED_BY(mu_);
   internal::ConsumedRanges consumed_ GUARDED_BY(mu_);
-  // The whole object, held for a random reader: parts by offset, [0, held_frontier_)
-  // scheduled (a failed part leaves a gap that reads fetch on their own).
-  bool holding_ GUARDED_BY(mu_) = false;
-  std::map<uint64_t, PartPtr> held_ GUARDED_BY(mu_);
-  uint64_t held_frontier_ GUARDED_BY(mu_) = 0;
+  // The whole object, held for random readers (shared with other readers
+  // of this version); null until then.
+  std::shared_ptr<internal::HeldObject> held_ GUARDED_BY(mu_);
   uint64_t random_fetches_ GUARDED_BY(mu_) = 0;  // fetches of random reads so far
   RandomLocality locality_ GUARDED_BY(mu_);      // sizes random fetches
 };

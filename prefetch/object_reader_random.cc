@@ -54,7 +54,7 @@ void ObjectReader::PlanBlock(uint64_t o, uint64_t e, Plan& plan) {
   }
   plan.to_fetch.push_back(b);
   plan.needed.push_back(std::move(b));
-  NoteRandomFetch(plan.to_fetch);
+  NoteRandomFetch(plan);
   // Only a block that is this read's one fetch may be fetched on its thread.
   plan.for_caller = plan.to_fetch.size() == 1;
 }

@@ -764,6 +764,37 @@ TEST_F(ObjectReaderTest, RandomReaderGetsTheWholeObjectOnceItsFetchesCostAsMuch)
   EXPECT_EQ(pf_->budget().used(), 0u);
 }
 
+TEST_F(ObjectReaderTest, ReadersOfOneObjectShareOneHeldCopy) {
+  // The workers of a data loader each open the same file: once one reader
+  // holds it, another finds it after its first miss and fetches no more.
+  cfg_.part_size = 8 * kMiB;
+  cfg_.random_whole_min_fetches = 4;
+  Init(40 * kMiB);
+  auto a = pf_->Open(obj_);
+  auto b = pf_->Open(obj_);
+  std::mt19937_64 rng(5);
+  auto random_row = [&] { return (1 + rng() % (data().size() / (4 * kKiB) - 1)) * 4 * kKiB; };
+  for (int i = 0; i < 100 && !a->stats().holds_whole; ++i) {
+    ASSERT_EQ(ReadAndCheck(*a, random_row(), 4 * kKiB), 0);
+  }
+  ASSERT_TRUE(a->stats().holds_whole);
+  pf_->WaitIdle();
+  const uint64_t fetches = src_->fetch_count();
+  const uint64_t used = pf_->budget().used();
+  EXPECT_GE(used, 40 * kMiB);
+  for (int i = 0; i < 200; ++i) ASSERT_EQ(ReadAndCheck(*b, random_row(), 4 * kKiB), 0);
+  pf_->WaitIdle();
+  EXPECT_TRUE(b->stats().holds_whole);
+  EXPECT_LE(src_->fetch_count(), fetches + 1);                // b's first miss, before it looked
+  EXPECT_LE(pf_->budget().used(), used + cfg_.random_floor);  // one copy
+  a->Close();
+  for (int i = 0; i < 50; ++i) ASSERT_EQ(ReadAndCheck(*b, random_row(), 4 * kKiB), 0);
+  EXPECT_LE(src_->fetch_count(), fetches + 1);  // still held for b
+  b->Close();
+  pf_->WaitIdle();
+  EXPECT_EQ(pf_->budget().used(), 0u);
+}
+
 TEST_F(ObjectReaderTest, ObjectsTooLargeForTheBudgetOrTheLimitAreNeverHeld) {
   cfg_.part_size = 8 * kMiB;
   cfg_.random_whole_max = 32 * kMiB;

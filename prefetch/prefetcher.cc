@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "prefetch/fetch_context.h"
+#include "prefetch/held_object.h"
 #include "prefetch/hint_cache.h"
 
 namespace bucketfs::prefetch {
@@ -28,6 +29,7 @@ Prefetcher::Prefetcher(PrefetchConfig config, std::shared_ptr<RangeSource> sourc
   ctx->budget = std::move(budget);
   ctx->source = std::move(source);
   ctx->tracker = std::make_shared<internal::FetchTracker>();
+  ctx->held = std::make_shared<internal::HeldObjects>();
   ctx->pool = std::make_shared<memory::BufferPool>(
       config.part_size,
       static_cast<size_t>(config.part_size > 0 ? config.buffer_pool_bytes / config.part_size : 0));
