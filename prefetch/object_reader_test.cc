@@ -795,6 +795,37 @@ TEST_F(ObjectReaderTest, ReadersOfOneObjectShareOneHeldCopy) {
   EXPECT_EQ(pf_->budget().used(), 0u);
 }
 
+TEST_F(ObjectReaderTest, ConcurrentRandomReadersOfOneObjectGetExactBytes) {
+  // Four loader workers, each with its own reader of one file, reading rows
+  // at random while the held copy fills: every byte exact, one copy held.
+  cfg_.part_size = 4 * kMiB;
+  cfg_.random_whole_min_fetches = 8;
+  Init(32 * kMiB);
+  std::vector<std::thread> workers;
+  std::atomic<int> errors{0};
+  for (int w = 0; w < 4; ++w) {
+    workers.emplace_back([&, w] {
+      auto r = pf_->Open(obj_);
+      std::mt19937_64 rng(100 + w);
+      for (int i = 0; i < 300; ++i) {
+        const uint64_t off = (1 + rng() % (data().size() / (4 * kKiB) - 2)) * 4 * kKiB;
+        if (ReadAndCheck(*r, off, 8 * kKiB) != 0) errors.fetch_add(1);
+      }
+      if (!r->stats().holds_whole) errors.fetch_add(1);
+    });
+  }
+  for (auto& t : workers) t.join();
+  EXPECT_EQ(errors.load(), 0);
+  pf_->WaitIdle();
+  // At most one copy of the object (32 MiB) was fetched in parts of 4 MiB.
+  uint64_t part_bytes = 0;
+  for (const auto& f : src_->fetches()) {
+    if (f.size == 4 * kMiB) part_bytes += f.size;
+  }
+  EXPECT_EQ(part_bytes, 32 * kMiB);
+  EXPECT_EQ(pf_->budget().used(), 0u);
+}
+
 TEST_F(ObjectReaderTest, ObjectsTooLargeForTheBudgetOrTheLimitAreNeverHeld) {
   cfg_.part_size = 8 * kMiB;
   cfg_.random_whole_max = 32 * kMiB;
