@@ -29,10 +29,10 @@ class PrefetchReader : public FileReader {
       spdlog::debug(
           "closed s3://{}/{}: {} reads ({} waited), {} fetches of {} bytes, {} stream "
           "starts, {} seeks, {} bytes past the budget, {} re-reads of released pages ({} bytes "
-          "fetched again)",
+          "fetched again){}",
           reader_->object().bucket, reader_->object().key, st.reads, st.waited_reads, st.fetches,
           st.bytes_fetched, st.stream_starts, st.seeks, st.forced_bytes, st.rereads,
-          st.reread_bytes_fetched);
+          st.reread_bytes_fetched, st.holds_whole ? ", then held the whole object" : "");
     }
   }
 

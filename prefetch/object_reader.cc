@@ -227,7 +227,6 @@ ReaderStats ObjectReader::stats() const {
   ReaderStats s = stats_;
   s.window = window_;
   s.sequential = mode_ == Mode::kSequential;
-  s.holds_whole = held_ != nullptr;
   return s;
 }
 

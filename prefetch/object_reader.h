@@ -101,7 +101,9 @@ struct ReaderStats {
   // part went before a late first read needed it.
   uint64_t rereads = 0;
   uint64_t reread_bytes_fetched = 0;
-  bool holds_whole = false;  // the object is being fetched whole and held (random reads)
+  // The reader came to hold the whole object for its random reads (its
+  // parts' fetches belong to the held object, not to `fetches`).
+  bool holds_whole = false;
 };
 
 class ObjectReader : public std::enable_shared_from_this<ObjectReader> {

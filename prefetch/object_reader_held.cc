@@ -12,7 +12,10 @@ namespace bucketfs::prefetch {
 
 bool ObjectReader::PlanHeld(uint64_t o, uint64_t e, Plan& plan) {
   // Another reader of this version may hold it already: use it at once.
-  if (!held_ && mode_ == Mode::kRandom && random_fetches_ > 0) held_ = ctx_->held->Find(object_);
+  if (!held_ && mode_ == Mode::kRandom && random_fetches_ > 0) {
+    held_ = ctx_->held->Find(object_);
+    stats_.holds_whole = held_ != nullptr;
+  }
   if (!held_) return false;
   // Resumes a fill the budget or the in-flight cap held back.
   plan.fill = held_;
@@ -35,6 +38,7 @@ void ObjectReader::NoteRandomFetch(Plan& plan) {
   const auto least = static_cast<uint64_t>(std::max(cfg_.random_whole_min_fetches, 1));
   if (random_fetches_ < std::max(gets, least)) return;
   held_ = ctx_->held->Get(ctx_, object_);
+  stats_.holds_whole = true;
   plan.fill = held_;
 }
 

@@ -6,7 +6,11 @@
 #   (prefetch/random_locality.h): bytes fetched <= 16 x 64 KiB + 4 KiB per
 #   later read, no stream start, from the daemon's per-reader stats. Reads
 #   that come back to recent blocks (a header, an index) keep fetching whole
-#   floor blocks and are served from them.
+#   floor blocks and are served from them. (Those two with
+#   --random-whole-max 0.)
+#   By default, far reads hold the whole object once their fetches number as
+#   many GETs as it takes (16 here): s3sim then sees the 16 reads' GETs and
+#   the object's 9 parts, no more, however many reads follow.
 # Usage: e2e_random.sh s3rver|s3sim   (BUCKETFS=path/to/bucketfs)
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 setup_bucket e2e-random
@@ -15,7 +19,8 @@ log "an object of 64 MiB + 123 bytes"
 SIZE=$((64 * 1024 * 1024 + 123))
 head -c "$SIZE" /dev/urandom >"$TMP/obj"
 s3 put "$BUCKET" data/obj <"$TMP/obj"
-check "mount" mount_bucket "$MNT" "s3://$BUCKET"
+check "mount (random reads fetch only what they need)" \
+  mount_bucket "$MNT" "s3://$BUCKET" --random-whole-max 0
 
 # random_reads MODE COUNT: COUNT 4 KiB O_DIRECT reads of data/obj on one
 # descriptor, each compared with the local copy. far: page-aligned offsets
@@ -82,6 +87,20 @@ fetches=$(stats_field "$line" fetches)
 bytes=$(sed -E 's/.* fetches of ([0-9]+) bytes.*/\1/' <<<"$line")
 check "whole floor blocks" test "$bytes" = $((fetches * 65536))
 check "fewer fetches than reads" test "$fetches" -lt 100
+check "unmount" unmount "$MNT"
 
+log "default: 600 far reads hold the whole object after 16 fetches"
+check "mount (default)" mount_bucket "$MNT" "s3://$BUCKET"
+stat "$MNT/data/obj" >/dev/null  # the mount's lookups, before the count
+reset_stats
+check "far reads return the object's bytes" test "$(random_reads far 600)" = 600
+line=$(closed_after 2)
+echo "  $line"
+check "16 fetches of the reader's own" test "$(stats_field "$line" fetches)" = 16
+check "then it held the whole object" grep -q "then held the whole object" <<<"$line"
+gets=$(curl -s "$S3_ENDPOINT/__s3sim/stats" |
+  python3 -c 'import json,sys; print(json.load(sys.stdin)["ops"].get("GetObject", 0))')
+# 64 MiB + 123 bytes in 8 MiB parts: 9.
+check "GETs: 16 reads' + 9 parts ($gets)" test "$gets" -le 25
 check "unmount" unmount "$MNT"
 finish
