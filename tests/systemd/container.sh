@@ -74,6 +74,15 @@ container_stage_install() {
   local build=$1
   CONTAINER_STAGE=$(mktemp -d /tmp/bucketfs-stage.XXXXXX)
   DESTDIR="$CONTAINER_STAGE" cmake --install "$build" --prefix /usr >/dev/null
+  # A sanitizer build links its runtime, which the container's packages do
+  # not have: stage it beside the binary's other libraries.
+  local soname path real
+  while read -r soname path; do
+    real=$(readlink -f "$path")
+    mkdir -p "$CONTAINER_STAGE$(dirname "$real")"
+    cp "$real" "$CONTAINER_STAGE$(dirname "$real")/$soname"
+  done < <(ldd "$CONTAINER_STAGE/usr/bin/bucketfs" |
+    awk '$1 ~ /^lib(asan|tsan|ubsan|lsan)\.so/ { print $1, $3 }')
 }
 container_install_staged() {
   container_exec cp -a --no-preserve=ownership /opt/bucketfs-stage/. /
