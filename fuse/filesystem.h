@@ -342,6 +342,10 @@ class Filesystem {
   // Returns at once, or, while the release of `writer`'s last handle ends
   // its upload, once that release has published the upload's result.
   void WaitUntilEnded(const FileWriter& writer) const EXCLUDES(handles_mu_);
+  // The writer of an open handle of bucket/key, or null (none open, or its
+  // last handle released and its upload ending).
+  std::shared_ptr<FileWriter> OpenWriter(const std::string& bucket, const std::string& key) const
+      EXCLUDES(handles_mu_);
   // Resizes a file nobody writes: a writer over the object, cut or grown,
   // committed at once.
   Result<ObjectAttrs> ResizeObject(const InodeSnapshot& in, const ObjectAttrs& attrs,

@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <future>
 #include <thread>
 
 #include "fuse/testing/fs_test_util.h"
@@ -161,6 +162,32 @@ TEST_F(FsReadWriteTest, FlushKeepsTheUploadOpenUntilRelease) {
   fs_->Release(fh);
   EXPECT_EQ(client_->Data(kBucket, "out"), "line\nmore\nlate");
   EXPECT_EQ(fs_->Write(fh, 14, Bytes("gone")).error().errno_value, EBADF);
+}
+
+TEST_F(FsReadWriteTest, TruncateRightAfterACloseResizesTheUploadedObject) {
+  // close() returns before the kernel's release reaches the daemon: a
+  // truncate that comes while the release still uploads waits for it, then
+  // resizes the object (it used to fail with ENOTSUP).
+  FsConfig config;
+  config.allow_overwrite = true;
+  Mount(config);
+  auto c = fs_->Create(kRootIno, "f", O_WRONLY | O_CREAT | O_TRUNC, 42);
+  ASSERT_TRUE(c.ok());
+  ASSERT_TRUE(fs_->Write(c->second.fh, 0, Bytes("0123456789")).ok());
+  client_->Hold("PutObject");
+  std::thread release([&] { fs_->Release(c->second.fh); });
+  while (client_->Waiting("PutObject") == 0) std::this_thread::yield();
+  SetAttrRequest empty;
+  empty.size = 0;
+  auto truncated =
+      std::async(std::launch::async, [&] { return fs_->SetAttr(c->first.ino, empty); });
+  EXPECT_EQ(truncated.wait_for(std::chrono::milliseconds(50)), std::future_status::timeout);
+  client_->Release("PutObject");
+  release.join();
+  auto st = truncated.get();
+  ASSERT_TRUE(st.ok()) << st.error().ToString();
+  EXPECT_EQ(st->st_size, 0);
+  EXPECT_EQ(client_->Data(kBucket, "f"), "");
 }
 
 TEST_F(FsReadWriteTest, FileBeingWrittenReadsAsWrittenSoFar) {

@@ -18,16 +18,21 @@ Result<struct stat> Filesystem::SetAttr(Ino ino, const SetAttrRequest& request) 
     return FileTooLarge(in->key, *request.size);
   }
   if (request.size && in->kind == Kind::kFile) {
-    if (auto local = local_.FileAttrs(in->bucket, in->key)) {
+    auto local = local_.FileAttrs(in->bucket, in->key);
+    std::shared_ptr<FileWriter> writer;
+    if (local) {
+      writer = OpenWriter(in->bucket, in->key);
+      if (!writer) {
+        // Its last handle was released (a close just before this truncate)
+        // and its upload is ending: once it has, the object is what to resize.
+        if (auto ending = local_.Writer(in->bucket, in->key)) WaitUntilEnded(*ending);
+        local = local_.FileAttrs(in->bucket, in->key);
+        if (local) writer = OpenWriter(in->bucket, in->key);
+      }
+    }
+    if (local) {
       // A file being written: its writer resizes it (ENOTSUP if it cannot).
       if (*request.size != local->size) {
-        std::shared_ptr<FileWriter> writer;
-        {
-          MutexLock lock(handles_mu_);
-          for (const auto& [fh, h] : files_) {
-            if (h->writer && h->bucket == in->bucket && h->key == in->key) writer = h->writer;
-          }
-        }
         if (!writer)
           return MakeError(ENOTSUP, "Truncate", "cannot resize a file while it is written");
         if (Status s = writer->Truncate(*request.size); !s.ok()) return s.error();
@@ -81,6 +86,15 @@ Result<struct stat> Filesystem::SetAttr(Ino ino, const SetAttrRequest& request) 
     }
   }
   return GetAttr(ino);
+}
+
+std::shared_ptr<FileWriter> Filesystem::OpenWriter(const std::string& bucket,
+                                                   const std::string& key) const {
+  MutexLock lock(handles_mu_);
+  for (const auto& [fh, h] : files_) {
+    if (h->writer && h->bucket == bucket && h->key == key) return h->writer;
+  }
+  return nullptr;
 }
 
 Result<ObjectAttrs> Filesystem::StoreAttrs(Ino ino, const std::string& bucket,
