@@ -342,6 +342,17 @@ class Filesystem {
   // Returns at once, or, while the release of `writer`'s last handle ends
   // its upload, once that release has published the upload's result.
   void WaitUntilEnded(const FileWriter& writer) const EXCLUDES(handles_mu_);
+  // Open's one look at the file; *look_again (when given) is set when a
+  // writer it joined was ended meanwhile, so that Open looks again.
+  Result<OpenedFile> OpenOnce(Ino ino, int flags, pid_t pid, bool want_local_copy,
+                              bool* look_again);
+  // Registers `h` (under a new `fh`) as a handle of `writer` while another
+  // handle still writes through it; false once the release of its last
+  // handle ends (or has ended) its upload.
+  bool JoinWriter(const std::shared_ptr<FileHandle>& h, const FileWriter& writer, uint64_t& fh)
+      EXCLUDES(handles_mu_);
+  // Drops a handle Open registered but could not complete.
+  void Forget(uint64_t fh) EXCLUDES(handles_mu_);
   // The writer of an open handle of bucket/key, or null (none open, or its
   // last handle released and its upload ending).
   std::shared_ptr<FileWriter> OpenWriter(const std::string& bucket, const std::string& key) const

@@ -2,6 +2,7 @@
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -15,6 +16,30 @@ namespace bucketfs::fs {
 constexpr size_t kHintedSiblings = 8;
 
 Result<OpenedFile> Filesystem::Open(Ino ino, int flags, pid_t pid, bool want_local_copy) {
+  // A writer joined at the first look may have been ended by its last
+  // handle's release before the join: look again (twice at most).
+  for (int attempt = 0;; ++attempt) {
+    bool look_again = false;
+    auto opened = OpenOnce(ino, flags, pid, want_local_copy, attempt < 2 ? &look_again : nullptr);
+    if (!look_again) return opened;
+  }
+}
+
+bool Filesystem::JoinWriter(const std::shared_ptr<FileHandle>& h, const FileWriter& writer,
+                            uint64_t& fh) {
+  MutexLock lock(handles_mu_);
+  if (ending_.count(&writer) != 0) return false;
+  const bool held = std::any_of(files_.begin(), files_.end(), [&](const auto& entry) {
+    return entry.second->writer.get() == &writer;
+  });
+  if (!held) return false;
+  fh = next_fh_++;
+  files_.emplace(fh, h);
+  return true;
+}
+
+Result<OpenedFile> Filesystem::OpenOnce(Ino ino, int flags, pid_t pid, bool want_local_copy,
+                                        bool* look_again) {
   auto in = inodes_.Get(ino);
   if (!in) return MakeError(ESTALE, "StaleInode", "inode was forgotten");
   if (in->kind == Kind::kDir) return MakeError(EISDIR, "IsADirectory", in->key);
@@ -45,6 +70,19 @@ Result<OpenedFile> Filesystem::Open(Ino ino, int flags, pid_t pid, bool want_loc
   }
   const bool writing = local_writer != nullptr;
   OpenedFile opened;
+  // Joining a writer registers the handle at once (JoinWriter); a join that
+  // comes too late is looked at again.
+  bool registered = false;
+  const auto join = [&]() -> Status {
+    if (JoinWriter(h, *local_writer, opened.fh)) {
+      registered = true;
+      return Status::Ok();
+    }
+    WaitUntilEnded(*local_writer);
+    if (look_again != nullptr) *look_again = true;
+    return MakeError(EAGAIN, "WriterEnded",
+                     "the upload of " + in->key + " ended while it was opened; try again");
+  };
   handover::HandleRecord record{0, ino, handover::HandleKind::kRead, 0, ""};
   if ((flags & O_ACCMODE) != O_RDONLY) {
     record.kind = handover::HandleKind::kWrite;
@@ -56,8 +94,12 @@ Result<OpenedFile> Filesystem::Open(Ino ino, int flags, pid_t pid, bool want_loc
     if (writing) {
       // Another handle writes it: this one writes through the same writer.
       h->writer = local_writer;
+      if (Status s = join(); !s.ok()) return s.error();
       if (flags & O_TRUNC) {
-        if (Status s = h->writer->Truncate(0); !s.ok()) return s.error();
+        if (Status s = h->writer->Truncate(0); !s.ok()) {
+          Forget(opened.fh);
+          return s.error();
+        }
       }
     } else if (flags & O_TRUNC) {
       h->writer = writers_->Create(in->bucket, in->key);
@@ -78,6 +120,7 @@ Result<OpenedFile> Filesystem::Open(Ino ino, int flags, pid_t pid, bool want_loc
   } else if (writing) {
     // Being written by another handle: its bytes so far, from the writer.
     h->source = local_writer;
+    if (Status s = join(); !s.ok()) return s.error();
     opened.direct_io = true;
   } else {
     auto attrs = HeadFresh(*in);
@@ -102,13 +145,22 @@ Result<OpenedFile> Filesystem::Open(Ino ino, int flags, pid_t pid, bool want_loc
       readers_->HintNextFiles(next);
     }
   }
-  {
+  if (!registered) {
     MutexLock lock(handles_mu_);
     opened.fh = next_fh_++;
     files_.emplace(opened.fh, std::move(h));
   }
   JournalOpen(opened.fh, ino, record.kind, record.size, record.etag);
   return opened;
+}
+
+void Filesystem::Forget(uint64_t fh) {
+  std::shared_ptr<FileHandle> h;  // released outside the lock
+  MutexLock lock(handles_mu_);
+  auto it = files_.find(fh);
+  if (it == files_.end()) return;
+  h = std::move(it->second);
+  files_.erase(it);
 }
 
 Result<size_t> Filesystem::Read(uint64_t fh, uint64_t offset, std::span<std::byte> dest) {

@@ -190,6 +190,31 @@ TEST_F(FsReadWriteTest, TruncateRightAfterACloseResizesTheUploadedObject) {
   EXPECT_EQ(client_->Data(kBucket, "f"), "");
 }
 
+TEST_F(FsReadWriteTest, AnOpenRightAfterACloseWritesTheUploadedObject) {
+  // An open that finds the file's writer while the release of its last
+  // handle is ending it must not join it (its writes would fail with
+  // EBADF): it waits, then opens the uploaded object.
+  FsConfig config;
+  config.allow_overwrite = true;
+  Mount(config);
+  auto c = fs_->Create(kRootIno, "f", O_WRONLY | O_CREAT | O_TRUNC, 42);
+  ASSERT_TRUE(c.ok());
+  ASSERT_TRUE(fs_->Write(c->second.fh, 0, Bytes("0123456789")).ok());
+  client_->Hold("PutObject");
+  std::thread release([&] { fs_->Release(c->second.fh); });
+  while (client_->Waiting("PutObject") == 0) std::this_thread::yield();
+  auto opening =
+      std::async(std::launch::async, [&] { return fs_->Open(c->first.ino, O_RDWR, 42); });
+  EXPECT_EQ(opening.wait_for(std::chrono::milliseconds(50)), std::future_status::timeout);
+  client_->Release("PutObject");
+  release.join();
+  auto opened = opening.get();
+  ASSERT_TRUE(opened.ok()) << opened.error().ToString();
+  ASSERT_TRUE(fs_->Write(opened->fh, 4, Bytes("ab")).ok());
+  fs_->Release(opened->fh);
+  EXPECT_EQ(client_->Data(kBucket, "f"), "0123ab6789");
+}
+
 TEST_F(FsReadWriteTest, FileBeingWrittenReadsAsWrittenSoFar) {
   Mount();
   auto c = fs_->Create(kRootIno, "t", O_WRONLY | O_CREAT, 1);
