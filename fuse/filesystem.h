@@ -339,6 +339,20 @@ class Filesystem {
   // Another open handle writes through `handle`'s writer.
   bool WriterShared(const FileHandle& handle) const EXCLUDES(handles_mu_);
   bool WriterSharedLocked(const FileHandle& handle) const REQUIRES(handles_mu_);
+  // An open handle, other than `except`, that writes through `writer`; null if none.
+  FileHandle* OtherHandleOfLocked(const FileWriter& writer, const FileHandle* except) const
+      REQUIRES(handles_mu_);
+  // An open handle that writes bucket/key; null if none.
+  FileHandle* WritingHandleLocked(const std::string& bucket, const std::string& key) const
+      REQUIRES(handles_mu_);
+  // --preserve-attrs: lays `changed` over the attributes an open handle
+  // writing bucket/key stores after its upload; false when no handle can
+  // (none open, or its upload's result is published already).
+  bool PendAttrs(const std::string& bucket, const std::string& key, const ObjectAttrs& changed)
+      EXCLUDES(handles_mu_);
+  // A handle released while others write the file gives its pending
+  // attributes to one of them, since only the last release stores them.
+  void PassPendingAttrsLocked(FileHandle& released) REQUIRES(handles_mu_);
   // Returns at once, or, while the release of `writer`'s last handle ends
   // its upload, once that release has published the upload's result.
   void WaitUntilEnded(const FileWriter& writer) const EXCLUDES(handles_mu_);

@@ -1,5 +1,9 @@
 // --preserve-attrs: mode, owner and mtime in user metadata, s3fs's names.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+
+#include <future>
+#include <thread>
 
 #include "fuse/testing/fs_test_util.h"
 
@@ -93,6 +97,53 @@ TEST_F(FsPreserveAttrsTest, AttributesSetWhileWritingAreStoredAfterTheUpload) {
   EXPECT_EQ(client_->Metadata(kBucket, "w")["mode"], std::to_string(S_IFREG | 0700));
   EXPECT_EQ(client_->Data(kBucket, "w"), "abc");
   EXPECT_EQ(fs_->GetAttr(c->first.ino)->st_mode, S_IFREG | 0700);
+}
+
+TEST_F(FsPreserveAttrsTest, AttributesSetWhileTwoHandlesWriteSurviveEitherClosingFirst) {
+  // Only the last release stores them: the first release passes them on.
+  for (const bool newest_first : {true, false}) {
+    SCOPED_TRACE(newest_first ? "newest handle released first" : "oldest handle released first");
+    FsConfig config;
+    config.preserve_attrs = true;
+    config.allow_overwrite = true;  // a second open for writing needs it
+    Mount(config);
+    const std::string name = newest_first ? "newest" : "oldest";
+    auto c = fs_->Create(kRootIno, name, O_WRONLY | O_CREAT);
+    ASSERT_TRUE(c.ok());
+    auto second = fs_->Open(c->first.ino, O_WRONLY);
+    ASSERT_TRUE(second.ok()) << second.error().ToString();
+    ASSERT_TRUE(fs_->Write(c->second.fh, 0, Bytes("abc")).ok());
+    ASSERT_TRUE(fs_->SetAttr(c->first.ino, Chmod(0700)).ok());
+    const uint64_t first_out = newest_first ? second->fh : c->second.fh;
+    const uint64_t last_out = newest_first ? c->second.fh : second->fh;
+    fs_->Release(first_out);
+    EXPECT_FALSE(client_->Exists(kBucket, name));
+    fs_->Release(last_out);
+    EXPECT_EQ(client_->Data(kBucket, name), "abc");
+    EXPECT_EQ(client_->Metadata(kBucket, name)["mode"], std::to_string(S_IFREG | 0700));
+  }
+}
+
+TEST_F(FsPreserveAttrsTest, ChmodRightAfterACloseIsStoredOnTheUploadedObject) {
+  // close() returns before the kernel's release reaches the daemon: a chmod
+  // that comes while that release uploads waits for it, then changes the object.
+  MountPreserving();
+  auto c = fs_->Create(kRootIno, "f", O_WRONLY | O_CREAT);
+  ASSERT_TRUE(c.ok());
+  ASSERT_TRUE(fs_->Write(c->second.fh, 0, Bytes("abc")).ok());
+  client_->Hold("PutObject");
+  std::thread release([&] { fs_->Release(c->second.fh); });
+  while (client_->Waiting("PutObject") == 0) std::this_thread::yield();
+  auto changed =
+      std::async(std::launch::async, [&] { return fs_->SetAttr(c->first.ino, Chmod(0700)); });
+  EXPECT_EQ(changed.wait_for(std::chrono::milliseconds(50)), std::future_status::timeout);
+  client_->Release("PutObject");
+  release.join();
+  auto st = changed.get();
+  ASSERT_TRUE(st.ok()) << st.error().ToString();
+  EXPECT_EQ(st->st_mode, S_IFREG | 0700);
+  EXPECT_EQ(client_->Data(kBucket, "f"), "abc");
+  EXPECT_EQ(client_->Metadata(kBucket, "f")["mode"], std::to_string(S_IFREG | 0700));
 }
 
 }  // namespace

@@ -2,7 +2,6 @@
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
 
-#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -29,10 +28,7 @@ bool Filesystem::JoinWriter(const std::shared_ptr<FileHandle>& h, const FileWrit
                             uint64_t& fh) {
   MutexLock lock(handles_mu_);
   if (ending_.count(&writer) != 0) return false;
-  const bool held = std::any_of(files_.begin(), files_.end(), [&](const auto& entry) {
-    return entry.second->writer.get() == &writer;
-  });
-  if (!held) return false;
+  if (!OtherHandleOfLocked(writer, nullptr)) return false;
   fh = next_fh_++;
   files_.emplace(fh, h);
   return true;
@@ -317,6 +313,7 @@ void Filesystem::Release(uint64_t fh) {
     // Marked in the same step that drops the handle, so an open never finds
     // the file written by nobody and not ending either.
     shared = h->writer && WriterSharedLocked(*h);
+    if (shared) PassPendingAttrsLocked(*h);  // else they would go with this handle
     ends_upload = h->writer && !shared && !pending_ && !h->abandoned;
     if (ends_upload) ending_.insert(h->writer.get());
   }

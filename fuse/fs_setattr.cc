@@ -2,6 +2,9 @@
 // mode, owner and mtime stored in user metadata with --preserve-attrs.
 #include <spdlog/spdlog.h>
 
+#include <optional>
+#include <utility>
+
 #include "base/mutex.h"
 #include "fuse/filesystem.h"
 #include "fuse/fs_handles.h"
@@ -61,40 +64,78 @@ Result<struct stat> Filesystem::SetAttr(Ino ino, const SetAttrRequest& request) 
     if (request.uid) changed.uid = request.uid_value;
     if (request.gid) changed.gid = request.gid_value;
     if (request.mtime) changed.meta_mtime = request.mtime_value;
-    if (local_.FileAttrs(in->bucket, in->key)) {
-      // Being written: stored once the upload is complete (CommitHandle).
-      std::shared_ptr<FileHandle> writing;
-      {
-        MutexLock lock(handles_mu_);
-        for (const auto& [fh, h] : files_) {
-          if (h->writer && h->bucket == in->bucket && h->key == in->key) writing = h;
-        }
+    // A file being written stores them once its upload is complete
+    // (CommitHandle). If its last handle was just released, the upload is
+    // ending: once it has, the object is what to change.
+    for (int attempt = 0;; ++attempt) {
+      if (!local_.FileAttrs(in->bucket, in->key)) {
+        auto stored = StoreAttrs(ino, in->bucket, in->key, changed);
+        if (!stored.ok()) return stored.error();
+        return MakeStat(ino, Kind::kFile, *stored);
       }
-      if (writing) {
-        MutexLock lock(writing->publish_mu);
-        ObjectAttrs merged = writing->pending_attrs.value_or(ObjectAttrs{});
-        if (changed.mode) merged.mode = changed.mode;
-        if (changed.uid) merged.uid = changed.uid;
-        if (changed.gid) merged.gid = changed.gid;
-        if (changed.meta_mtime) merged.meta_mtime = changed.meta_mtime;
-        writing->pending_attrs = merged;
+      if (PendAttrs(in->bucket, in->key, changed)) break;
+      if (attempt == 2) {
+        return MakeError(EAGAIN, "Closing", "the file's upload is still ending: " + in->key);
       }
-    } else {
-      auto stored = StoreAttrs(ino, in->bucket, in->key, changed);
-      if (!stored.ok()) return stored.error();
-      return MakeStat(ino, Kind::kFile, *stored);
+      WaitForUpload(in->bucket, in->key);
+      if (auto ending = local_.Writer(in->bucket, in->key)) WaitUntilEnded(*ending);
     }
   }
   return GetAttr(ino);
 }
 
+namespace {
+
+// `changed` laid over `attrs`: the fields it sets win.
+ObjectAttrs Overlaid(ObjectAttrs attrs, const ObjectAttrs& changed) {
+  if (changed.mode) attrs.mode = changed.mode;
+  if (changed.uid) attrs.uid = changed.uid;
+  if (changed.gid) attrs.gid = changed.gid;
+  if (changed.meta_mtime) attrs.meta_mtime = changed.meta_mtime;
+  return attrs;
+}
+
+}  // namespace
+
+Filesystem::FileHandle* Filesystem::WritingHandleLocked(const std::string& bucket,
+                                                        const std::string& key) const {
+  for (const auto& [fh, h] : files_) {
+    if (h->writer && h->bucket == bucket && h->key == key) return h.get();
+  }
+  return nullptr;
+}
+
 std::shared_ptr<FileWriter> Filesystem::OpenWriter(const std::string& bucket,
                                                    const std::string& key) const {
   MutexLock lock(handles_mu_);
-  for (const auto& [fh, h] : files_) {
-    if (h->writer && h->bucket == bucket && h->key == key) return h->writer;
+  const FileHandle* h = WritingHandleLocked(bucket, key);
+  return h ? h->writer : nullptr;
+}
+
+bool Filesystem::PendAttrs(const std::string& bucket, const std::string& key,
+                           const ObjectAttrs& changed) {
+  // Under handles_mu_, so that a release cannot drop the handle between the
+  // choice and the change (it passes them on: PassPendingAttrsLocked).
+  MutexLock lock(handles_mu_);
+  FileHandle* h = WritingHandleLocked(bucket, key);
+  if (!h) return false;
+  MutexLock publish(h->publish_mu);
+  if (h->published) return false;  // its commit has taken them already
+  h->pending_attrs = Overlaid(h->pending_attrs.value_or(ObjectAttrs{}), changed);
+  return true;
+}
+
+void Filesystem::PassPendingAttrsLocked(FileHandle& released) {
+  std::optional<ObjectAttrs> pending;
+  {
+    MutexLock publish(released.publish_mu);
+    pending = std::exchange(released.pending_attrs, std::nullopt);
   }
-  return nullptr;
+  if (!pending) return;
+  FileHandle* next = OtherHandleOfLocked(*released.writer, &released);
+  if (!next) return;
+  MutexLock publish(next->publish_mu);
+  next->pending_attrs = Overlaid(next->pending_attrs.value_or(ObjectAttrs{}), *pending);
 }
 
 Result<ObjectAttrs> Filesystem::StoreAttrs(Ino ino, const std::string& bucket,

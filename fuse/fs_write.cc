@@ -99,10 +99,15 @@ bool Filesystem::WriterShared(const FileHandle& handle) const {
 }
 
 bool Filesystem::WriterSharedLocked(const FileHandle& handle) const {
+  return handle.writer && OtherHandleOfLocked(*handle.writer, &handle) != nullptr;
+}
+
+Filesystem::FileHandle* Filesystem::OtherHandleOfLocked(const FileWriter& writer,
+                                                        const FileHandle* except) const {
   for (const auto& [fh, h] : files_) {
-    if (h.get() != &handle && h->writer == handle.writer) return true;
+    if (h.get() != except && h->writer.get() == &writer) return h.get();
   }
-  return false;
+  return nullptr;
 }
 
 Status Filesystem::SyncHandle(FileHandle& h) {

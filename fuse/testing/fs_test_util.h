@@ -69,6 +69,7 @@ class FsTest : public ::testing::Test {
 
   static std::vector<std::string> Names(const std::vector<DirEntryView>& entries) {
     std::vector<std::string> names;
+    names.reserve(entries.size());
     for (const auto& e : entries) names.push_back(e.name);
     return names;
   }
