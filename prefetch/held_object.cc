@@ -15,16 +15,7 @@ HeldObject::HeldObject(std::shared_ptr<const FetchContext> ctx, ObjectVersion ob
 std::vector<PartPtr> HeldObject::Cover(uint64_t o, uint64_t e) const {
   std::vector<PartPtr> parts;
   MutexLock lock(mu_);
-  auto it = parts_.upper_bound(o);
-  if (it == parts_.begin()) return {};
-  --it;
-  uint64_t pos = o;
-  for (; it != parts_.end() && pos < e; ++it) {
-    if (!it->second->Contains(pos)) return {};
-    parts.push_back(it->second);
-    pos = it->second->end();
-  }
-  if (pos < e) return {};
+  CoverRange(parts_, o, e, &parts);
   return parts;
 }
 

@@ -39,8 +39,8 @@ class HeldObject : public std::enable_shared_from_this<HeldObject> {
   const std::shared_ptr<const FetchContext> ctx_;
   const ObjectVersion object_;
   mutable Mutex mu_;
-  std::map<uint64_t, PartPtr> parts_ GUARDED_BY(mu_);  // by offset; a failed part leaves a gap
-  uint64_t frontier_ GUARDED_BY(mu_) = 0;              // [0, frontier_) scheduled
+  PartsByOffset parts_ GUARDED_BY(mu_);    // by offset; a failed part leaves a gap
+  uint64_t frontier_ GUARDED_BY(mu_) = 0;  // [0, frontier_) scheduled
   int in_flight_ GUARDED_BY(mu_) = 0;
 };
 

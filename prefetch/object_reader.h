@@ -194,10 +194,10 @@ class ObjectReader : public std::enable_shared_from_this<ObjectReader> {
   Mode mode_ GUARDED_BY(mu_);
   PartPtr whole_ GUARDED_BY(mu_);  // kWhole only
   // Sequential stream.
-  std::map<uint64_t, PartPtr> seq_parts_ GUARDED_BY(mu_);  // by offset, non-overlapping
-  uint64_t stream_pos_ GUARDED_BY(mu_) = 0;                // furthest read start of the stream
-  uint64_t read_end_ GUARDED_BY(mu_) = 0;                  // furthest read end of the stream
-  uint64_t frontier_ GUARDED_BY(mu_) = 0;                  // end of the highest part scheduled
+  PartsByOffset seq_parts_ GUARDED_BY(mu_);  // by offset, non-overlapping
+  uint64_t stream_pos_ GUARDED_BY(mu_) = 0;  // furthest read start of the stream
+  uint64_t read_end_ GUARDED_BY(mu_) = 0;    // furthest read end of the stream
+  uint64_t frontier_ GUARDED_BY(mu_) = 0;    // end of the highest part scheduled
   uint64_t window_ GUARDED_BY(mu_) = 0;
   uint64_t next_grow_ GUARDED_BY(mu_) = 0;  // stream_pos_ at which the window may double next
   bool starved_ GUARDED_BY(mu_) = false;  // a read waited for its bytes since the window last grew

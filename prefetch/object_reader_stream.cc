@@ -161,17 +161,7 @@ void ObjectReader::ReleaseBehind() {
   }
 }
 
-bool ObjectReader::SeqCovers(uint64_t o, uint64_t e) const {
-  uint64_t pos = o;
-  auto it = seq_parts_.upper_bound(pos);
-  if (it == seq_parts_.begin()) return false;
-  --it;
-  for (; it != seq_parts_.end() && pos < e; ++it) {
-    if (!it->second->Contains(pos)) return false;
-    pos = it->second->end();
-  }
-  return pos >= e;
-}
+bool ObjectReader::SeqCovers(uint64_t o, uint64_t e) const { return CoverRange(seq_parts_, o, e); }
 
 uint64_t ObjectReader::StreamPartLen() const {
   return std::max<uint64_t>(std::min(cfg_.part_size, window_), 1);

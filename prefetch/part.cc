@@ -80,4 +80,21 @@ size_t ReadData::CopyTo(std::span<std::byte> out) const {
   return copied;
 }
 
+bool CoverRange(const PartsByOffset& parts, uint64_t o, uint64_t e,
+                std::vector<PartPtr>* covering) {
+  auto it = parts.upper_bound(o);
+  if (it == parts.begin()) return false;
+  --it;
+  const size_t kept = covering ? covering->size() : 0;
+  uint64_t pos = o;
+  for (; it != parts.end() && pos < e; ++it) {
+    if (!it->second->Contains(pos)) break;
+    if (covering) covering->push_back(it->second);
+    pos = it->second->end();
+  }
+  if (pos >= e) return true;
+  if (covering) covering->resize(kept);
+  return false;
+}
+
 }  // namespace bucketfs::prefetch

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <span>
 #include <vector>
@@ -95,6 +96,13 @@ class Part {
 };
 
 using PartPtr = std::shared_ptr<Part>;
+// Parts by offset, not overlapping.
+using PartsByOffset = std::map<uint64_t, PartPtr>;
+
+// Whether `parts` hold every byte of [o, e) without a gap; when they do and
+// `covering` is given, the parts holding them are appended to it in order.
+bool CoverRange(const PartsByOffset& parts, uint64_t o, uint64_t e,
+                std::vector<PartPtr>* covering = nullptr);
 
 // ReadData: the answer to one read — the bytes as one or more segments that
 // point into part buffers, plus the pins that keep those buffers alive. Hand
