@@ -131,9 +131,7 @@ TEST_F(FsPreserveAttrsTest, ChmodRightAfterACloseIsStoredOnTheUploadedObject) {
   auto c = fs_->Create(kRootIno, "f", O_WRONLY | O_CREAT);
   ASSERT_TRUE(c.ok());
   ASSERT_TRUE(fs_->Write(c->second.fh, 0, Bytes("abc")).ok());
-  client_->Hold("PutObject");
-  std::thread release([&] { fs_->Release(c->second.fh); });
-  while (client_->Waiting("PutObject") == 0) std::this_thread::yield();
+  std::thread release = ReleaseHoldingThePut(c->second.fh);
   auto changed =
       std::async(std::launch::async, [&] { return fs_->SetAttr(c->first.ino, Chmod(0700)); });
   EXPECT_EQ(changed.wait_for(std::chrono::milliseconds(50)), std::future_status::timeout);

@@ -174,9 +174,7 @@ TEST_F(FsReadWriteTest, TruncateRightAfterACloseResizesTheUploadedObject) {
   auto c = fs_->Create(kRootIno, "f", O_WRONLY | O_CREAT | O_TRUNC, 42);
   ASSERT_TRUE(c.ok());
   ASSERT_TRUE(fs_->Write(c->second.fh, 0, Bytes("0123456789")).ok());
-  client_->Hold("PutObject");
-  std::thread release([&] { fs_->Release(c->second.fh); });
-  while (client_->Waiting("PutObject") == 0) std::this_thread::yield();
+  std::thread release = ReleaseHoldingThePut(c->second.fh);
   SetAttrRequest empty;
   empty.size = 0;
   auto truncated =
@@ -200,9 +198,7 @@ TEST_F(FsReadWriteTest, AnOpenRightAfterACloseWritesTheUploadedObject) {
   auto c = fs_->Create(kRootIno, "f", O_WRONLY | O_CREAT | O_TRUNC, 42);
   ASSERT_TRUE(c.ok());
   ASSERT_TRUE(fs_->Write(c->second.fh, 0, Bytes("0123456789")).ok());
-  client_->Hold("PutObject");
-  std::thread release([&] { fs_->Release(c->second.fh); });
-  while (client_->Waiting("PutObject") == 0) std::this_thread::yield();
+  std::thread release = ReleaseHoldingThePut(c->second.fh);
   auto opening =
       std::async(std::launch::async, [&] { return fs_->Open(c->first.ino, O_RDWR, 42); });
   EXPECT_EQ(opening.wait_for(std::chrono::milliseconds(50)), std::future_status::timeout);

@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "fuse/filesystem.h"
@@ -65,6 +66,17 @@ class FsTest : public ::testing::Test {
     }
     fs_->ReleaseDir(fh->fh);
     return out;
+  }
+
+  // Releases `fh` on a thread of its own and returns once that release is
+  // uploading the file, with the PutObject held until
+  // client_->Release("PutObject"): the gap between close() and the end of
+  // the upload, in which the kernel may already send the next request.
+  std::thread ReleaseHoldingThePut(uint64_t fh) {
+    client_->Hold("PutObject");
+    std::thread release([this, fh] { fs_->Release(fh); });
+    while (client_->Waiting("PutObject") == 0) std::this_thread::yield();
+    return release;
   }
 
   static std::vector<std::string> Names(const std::vector<DirEntryView>& entries) {
