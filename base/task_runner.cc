@@ -24,10 +24,10 @@ WorkerPool::~WorkerPool() {
 }
 
 void WorkerPool::Post(std::function<void()> task) {
-  {
-    MutexLock lock(mu_);
-    queue_.push_back(std::move(task));
-  }
+  // Notified under the lock: the task may end the pool's owner, and the
+  // destructor takes the lock before the condition variable goes.
+  MutexLock lock(mu_);
+  queue_.push_back(std::move(task));
   cv_.NotifyOne();
 }
 

@@ -79,12 +79,11 @@ bool ListingPrefetcher::Stopped() {
 }
 
 void ListingPrefetcher::Done(const std::string& bucket, const std::vector<std::string>& dirs) {
-  {
-    MutexLock lock(mu_);
-    for (const auto& d : dirs) {
-      running_.erase({bucket, d});
-      pending_.erase({bucket, d});
-    }
+  // Notified under the lock: a waiter may end this object once it wakes.
+  MutexLock lock(mu_);
+  for (const auto& d : dirs) {
+    running_.erase({bucket, d});
+    pending_.erase({bucket, d});
   }
   done_cv_.NotifyAll();
 }

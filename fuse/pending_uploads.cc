@@ -57,8 +57,8 @@ void PendingUploads::Finish(const std::shared_ptr<Upload>& upload, Status result
     for (auto it = pending_.begin(); it != pending_.end();) {
       it = it->second == upload ? pending_.erase(it) : std::next(it);
     }
+    changed_.NotifyAll();  // under the lock: a drain that wakes may end this object
   }
-  changed_.NotifyAll();
 }
 
 bool PendingUploads::Pending(const std::string& bucket, const std::string& key) const {

@@ -18,11 +18,9 @@ uint64_t PartBufferBudget::Acquire(uint64_t bytes) {
 }
 
 void PartBufferBudget::Release(uint64_t bytes) {
-  {
-    MutexLock lock(mu_);
-    used_ -= bytes;
-  }
-  cv_.NotifyAll();
+  MutexLock lock(mu_);
+  used_ -= bytes;
+  cv_.NotifyAll();  // under the lock: a woken waiter may be the last user of the budget
 }
 
 PartBuffer PartBufferBudget::Take(uint64_t bytes) {

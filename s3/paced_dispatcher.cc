@@ -12,12 +12,10 @@ PacedDispatcher::PacedDispatcher() : thread_([this] { Loop(); }) {}
 PacedDispatcher::~PacedDispatcher() { Stop(); }
 
 bool PacedDispatcher::Enqueue(RequestPacer& pacer, Clock::time_point earliest, Run& run) {
-  {
-    MutexLock lock(mu_);
-    if (stop_) return false;
-    waiting_.push_back(Waiting{&pacer, earliest, Clock::now(), std::move(run)});
-  }
-  cv_.NotifyOne();
+  MutexLock lock(mu_);
+  if (stop_) return false;
+  waiting_.push_back(Waiting{&pacer, earliest, Clock::now(), std::move(run)});
+  cv_.NotifyOne();  // under the lock, which Stop takes before the object may go
   return true;
 }
 
