@@ -128,11 +128,11 @@ CachedFile::BlockSums CachedFile::CopyForFill(uint64_t offset, std::span<const s
     if (!src.empty()) std::memcpy(dst.data(), src.data(), src.size());
     return sums;
   }
-  const uint64_t bs = rec->block_size;
   sums.block_size = rec->block_size;
-  sums.first_block = (offset + bs - 1) / bs;
+  const auto inside = rec->BlocksInside(offset, end);
+  sums.first_block = inside.first;
   uint64_t at = offset;  // copied up to here
-  for (uint64_t i = sums.first_block; i < rec->Blocks() && rec->BlockEnd(i) <= end; ++i) {
+  for (uint64_t i = inside.first; i < inside.last; ++i) {
     const uint64_t b = rec->BlockBegin(i), e = rec->BlockEnd(i);
     if (b > at) std::memcpy(dst.data() + (at - offset), src.data() + (at - offset), b - at);
     sums.crcs.push_back(
@@ -149,7 +149,8 @@ void CachedFile::Fill(uint64_t offset, std::span<const std::byte> data, const Bl
   const uint64_t end = offset + data.size();
   const uint64_t bs = rec->block_size;
   std::vector<uint64_t> blocks;  // absent blocks wholly inside the data
-  for (uint64_t i = (offset + bs - 1) / bs; i < rec->Blocks() && rec->BlockEnd(i) <= end; ++i) {
+  const auto inside = rec->BlocksInside(offset, end);
+  for (uint64_t i = inside.first; i < inside.last; ++i) {
     if (!rec->present[i]) blocks.push_back(i);
   }
   if (blocks.empty()) return;

@@ -50,6 +50,14 @@ bool CacheRecord::Covers(uint64_t offset, uint64_t len) const {
   return true;
 }
 
+CacheRecord::BlockRange CacheRecord::BlocksInside(uint64_t offset, uint64_t end) const {
+  if (block_size == 0) return {};
+  const uint64_t first = (offset + block_size - 1) / block_size;
+  // Every block ends at a multiple of block_size but the last, which ends at size.
+  const uint64_t last = end >= size ? Blocks() : std::min<uint64_t>(end / block_size, Blocks());
+  return {first, std::max(first, last)};
+}
+
 CacheRecord NewRecord(std::string file, uint64_t size, uint32_t block_size, int64_t now_ns) {
   CacheRecord r;
   r.file = std::move(file);

@@ -42,6 +42,13 @@ struct CacheRecord {
   bool Complete() const;
   // True when every block overlapping [offset, offset + len) is present.
   bool Covers(uint64_t offset, uint64_t len) const;
+  // The blocks wholly inside [offset, end), which a fill of those bytes can
+  // write: indices first to last - 1 (none when first >= last).
+  struct BlockRange {
+    uint64_t first = 0;
+    uint64_t last = 0;
+  };
+  BlockRange BlocksInside(uint64_t offset, uint64_t end) const;
 };
 
 // A record for a new, empty file of `size` bytes.
