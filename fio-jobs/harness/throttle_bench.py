@@ -153,16 +153,23 @@ def run_mode(args, mode, bucketfs, s3sim, tmp):
                 ("walk", lambda: phase_walk(mnt, args.walk_dirs, args.walk_files), 0)):
             sim.reset()
             t0 = time.monotonic()
-            fn()
+            error = None
+            try:
+                fn()
+            except (OSError, RuntimeError) as e:
+                # Retries exhausted (without pacing, say): the phase's row says so.
+                error = str(e)
             wall = time.monotonic() - t0
             total, throttled = sim.stats()
             ok = total - throttled
             row = {"mode": mode, "phase": name, "seconds": round(wall, 2), "requests": total,
                    "throttled": throttled, "share_503": round(throttled / max(1, total), 4),
                    "ok_per_s": round(ok / wall, 2)}
-            if limited:
+            if error:
+                row["error"] = error
+            elif limited:
                 row["goodput"] = round(ok / wall / args.rate, 3)
-            if nbytes:
+            if nbytes and not error:
                 row["MiB_per_s"] = round(nbytes / MIB / wall, 1)
             rows.append(row)
             log(json.dumps(row))
@@ -204,11 +211,15 @@ def main():
     for r in rows:
         print(f"| {r['mode']} | {r['phase']} | {r['seconds']} | {r['requests']} | "
               f"{100 * r['share_503']:.1f}% | "
-              f"{goodput(r)} | "
+              f"{goodput(r) or r.get('error', '')} | "
               f"{r.get('MiB_per_s', '')} |")
     failed = False
     for r in rows:
         if r["mode"] != "adaptive":
+            continue
+        if "error" in r:
+            print(f"FAIL {r['phase']}: {r['error']}")
+            failed = True
             continue
         if args.check_goodput is not None and r["goodput"] < args.check_goodput:
             print(f"FAIL {r['phase']}: goodput {r['goodput']} < {args.check_goodput}")
