@@ -106,6 +106,32 @@ TEST_F(FsAsyncCloseTest, AReaderOfAFileStillUploadingGetsItsBytes) {
   EXPECT_EQ(read.get(), "bytes");
 }
 
+TEST_F(FsAsyncCloseTest, TruncateAndChmodOfAFileStillUploadingWaitForItThenChangeTheObject) {
+  FsConfig c;
+  c.async_close = true;
+  c.kept_uploads_dir = kept_dir_ + "/failed";
+  c.allow_overwrite = true;
+  c.preserve_attrs = true;
+  Mount(c);
+  client_->Hold("PutObject");
+  WriteAndClose(kRootIno, "f", "0123456789");
+  auto ino = fs_->Lookup(kRootIno, "f");
+  ASSERT_TRUE(ino.ok());
+  SetAttrRequest change;
+  change.size = 4;
+  change.mode = true;
+  change.mode_value = 0700;
+  auto changed = std::async(std::launch::async, [&] { return fs_->SetAttr(ino->ino, change); });
+  EXPECT_EQ(changed.wait_for(std::chrono::milliseconds(50)), std::future_status::timeout);
+  client_->Release("PutObject");
+  auto st = changed.get();
+  ASSERT_TRUE(st.ok()) << st.error().ToString();
+  EXPECT_EQ(st->st_size, 4);
+  EXPECT_EQ(st->st_mode, S_IFREG | 0700);
+  EXPECT_EQ(client_->Data(kBucket, "f"), "0123");
+  EXPECT_EQ(client_->Metadata(kBucket, "f")["mode"], std::to_string(S_IFREG | 0700));
+}
+
 TEST_F(FsAsyncCloseTest, AFailedUploadIsReportedByTheNextFsyncDirOnce) {
   client_->FailNext("PutObject", EACCES);
   WriteAndClose(kRootIno, "f", "x");

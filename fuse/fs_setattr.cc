@@ -27,7 +27,9 @@ Result<struct stat> Filesystem::SetAttr(Ino ino, const SetAttrRequest& request) 
       writer = OpenWriter(in->bucket, in->key);
       if (!writer) {
         // Its last handle was released (a close just before this truncate)
-        // and its upload is ending: once it has, the object is what to resize.
+        // and its upload is ending, or runs in the background with
+        // --async-close: once it has, the object is what to resize.
+        WaitForUpload(in->bucket, in->key);
         if (auto ending = local_.Writer(in->bucket, in->key)) WaitUntilEnded(*ending);
         local = local_.FileAttrs(in->bucket, in->key);
         if (local) writer = OpenWriter(in->bucket, in->key);
