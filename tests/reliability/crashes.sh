@@ -32,6 +32,21 @@ python3 "$FAULT_IO" put "$TMP/src" "$BUCKET" "data/"
 s3 put-many "$BUCKET" "tree/k" 500 100
 crashes=0
 
+# kill_daemon: SIGKILLs the mount's daemon and waits until it has exited
+# (a zombie has closed its files, /dev/fuse among them): a request sent
+# while it is still dying is aborted (ECONNABORTED), not refused (ENOTCONN).
+kill_daemon() {
+  local pid state deadline=$((SECONDS + 30))
+  pid=$(mount_pid "$M")
+  kill -9 "$pid"
+  while [[ $SECONDS -lt $deadline ]]; do
+    state=$(ps -o stat= -p "$pid" 2>/dev/null || true)
+    [[ -z "$state" || "$state" == Z* ]] && return 0
+    sleep 0.1
+  done
+  echo "daemon $pid still running 30 s after SIGKILL"
+}
+
 # dead_mount CLEAR: checks a mount whose daemon was killed, then clears it
 # with CLEAR ("fusermount3 -uz" or "umount -l").
 dead_mount() {
@@ -67,7 +82,7 @@ PY
 reader=$!
 PIDS+=("$reader")
 sleep 2
-kill -9 "$(mount_pid "$M")"
+kill_daemon
 crashes=$((crashes + 1))
 check "reader ends (no hang)" timeout 30 tail --pid="$reader" -f /dev/null
 cat "$TMP/reader.out"
@@ -102,7 +117,7 @@ wait_uploads() {
   return 1
 }
 check "a multipart upload started" wait_uploads
-kill -9 "$(mount_pid "$M")"
+kill_daemon
 crashes=$((crashes + 1))
 kill "$writer" 2>/dev/null || true
 dead_mount "umount -l"
