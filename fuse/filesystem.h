@@ -342,6 +342,11 @@ class Filesystem {
   // An open handle, other than `except`, that writes through `writer`; null if none.
   FileHandle* OtherHandleOfLocked(const FileWriter& writer, const FileHandle* except) const
       REQUIRES(handles_mu_);
+  // Returns once the upload of bucket/key that the release of its last handle
+  // started has ended, whether the release runs it or --async-close does in
+  // the background; at once when there is none.
+  void WaitForReleasedUpload(const std::string& bucket, const std::string& key)
+      EXCLUDES(handles_mu_);
   // An open handle that writes bucket/key; null if none.
   FileHandle* WritingHandleLocked(const std::string& bucket, const std::string& key) const
       REQUIRES(handles_mu_);

@@ -26,11 +26,9 @@ Result<struct stat> Filesystem::SetAttr(Ino ino, const SetAttrRequest& request) 
     if (local) {
       writer = OpenWriter(in->bucket, in->key);
       if (!writer) {
-        // Its last handle was released (a close just before this truncate)
-        // and its upload is ending, or runs in the background with
-        // --async-close: once it has, the object is what to resize.
-        WaitForUpload(in->bucket, in->key);
-        if (auto ending = local_.Writer(in->bucket, in->key)) WaitUntilEnded(*ending);
+        // Its last handle was released (a close just before this truncate):
+        // once its upload has ended, the object is what to resize.
+        WaitForReleasedUpload(in->bucket, in->key);
         local = local_.FileAttrs(in->bucket, in->key);
         if (local) writer = OpenWriter(in->bucket, in->key);
       }
@@ -79,8 +77,7 @@ Result<struct stat> Filesystem::SetAttr(Ino ino, const SetAttrRequest& request) 
       if (attempt == 2) {
         return MakeError(EAGAIN, "Closing", "the file's upload is still ending: " + in->key);
       }
-      WaitForUpload(in->bucket, in->key);
-      if (auto ending = local_.Writer(in->bucket, in->key)) WaitUntilEnded(*ending);
+      WaitForReleasedUpload(in->bucket, in->key);
     }
   }
   return GetAttr(ino);
@@ -105,6 +102,11 @@ Filesystem::FileHandle* Filesystem::WritingHandleLocked(const std::string& bucke
     if (h->writer && h->bucket == bucket && h->key == key) return h.get();
   }
   return nullptr;
+}
+
+void Filesystem::WaitForReleasedUpload(const std::string& bucket, const std::string& key) {
+  WaitForUpload(bucket, key);  // --async-close: in the background
+  if (auto ending = local_.Writer(bucket, key)) WaitUntilEnded(*ending);  // in the release
 }
 
 std::shared_ptr<FileWriter> Filesystem::OpenWriter(const std::string& bucket,
