@@ -23,15 +23,7 @@ namespace {
 // Fills and the check of a completed file bypass the page cache (O_DIRECT)
 // where the file system allows it: the reader's pages hold these bytes
 // already, and copying them into the page cache a second time cost more CPU
-// than the rest of the fill. Transfers must start, end and sit in memory at
-// multiples of this (the largest logical block size in common use).
-constexpr uint64_t kDirectAlign = 4096;
-
-bool DirectAligned(const void* p, uint64_t offset, uint64_t len) {
-  return reinterpret_cast<uintptr_t>(p) % kDirectAlign == 0 && offset % kDirectAlign == 0 &&
-         len % kDirectAlign == 0;
-}
-
+// than the rest of the fill.
 uint64_t RoundUpToDirect(uint64_t n) {
   return (n + kDirectAlign - 1) / kDirectAlign * kDirectAlign;
 }

@@ -25,7 +25,6 @@ using namespace data_cache_internal;  // NOLINT(google-build-using-namespace)
 
 namespace {
 
-constexpr size_t kMaxLmdbKey = 511;
 constexpr std::string_view kVersionKey{"\x01version", 8};
 constexpr std::string_view kRecordPrefix{"E", 1};
 // A file younger than this may belong to a record another process has just
@@ -34,17 +33,6 @@ constexpr int64_t kUnlistedGraceSeconds = 60;
 // The last-use time is written at most this often per file (a write
 // transaction per open would be wasteful).
 constexpr int64_t kUseResolutionNs = 1'000'000'000;
-
-std::string RandomName() {
-  uint64_t v = 0;
-  if (getrandom(&v, sizeof(v), 0) != sizeof(v)) {
-    v = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
-        (static_cast<uint64_t>(::getpid()) << 32);
-  }
-  char buf[17];
-  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
 
 void RemoveDirFiles(const std::string& dir) {
   DIR* d = ::opendir(dir.c_str());
@@ -72,6 +60,17 @@ Result<std::unique_ptr<LmdbEnv>> OpenIndex(const std::string& dir) {
 }  // namespace
 
 namespace data_cache_internal {
+
+std::string RandomName() {
+  uint64_t v = 0;
+  if (getrandom(&v, sizeof(v), 0) != sizeof(v)) {
+    v = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+        (static_cast<uint64_t>(::getpid()) << 32);
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
 
 constexpr std::string_view kTotalKey{"\x01total", 6};
 constexpr std::string_view kLimitKey{"\x01limit", 6};
@@ -268,7 +267,7 @@ void DataCache::RemoveUnlisted() {
 std::shared_ptr<CachedFile> DataCache::Acquire(const s3::ObjectVersion& v, bool create) {
   if (v.etag.empty() || v.size == 0) return nullptr;
   const std::string rkey = RecordKey(v);
-  if (rkey.size() > kMaxLmdbKey) return nullptr;
+  if (rkey.size() > kMaxRecordKey) return nullptr;
   for (int attempt = 0; attempt < 3; ++attempt) {
     std::optional<CacheRecord> rec = GetRecord(rkey);
     if (!rec && !create) return nullptr;

@@ -158,6 +158,7 @@ class DataCache : public std::enable_shared_from_this<DataCache> {
 
  private:
   friend class CachedFile;
+  friend class WriteFill;
   DataCache(DataCacheOptions options, std::unique_ptr<LmdbEnv> env);
   std::string RecordKey(const s3::ObjectVersion& v) const;
   std::optional<CacheRecord> GetRecord(const std::string& rkey) const;

@@ -7,11 +7,26 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "cache/data_cache.h"
 #include "cache/lmdb_env.h"
 
 namespace bucketfs::cache::data_cache_internal {
+
+// The longest record key the index takes (LMDB's default key limit).
+inline constexpr size_t kMaxRecordKey = 511;
+
+// O_DIRECT transfers must start, end and sit in memory at multiples of this
+// (the largest logical block size in common use).
+inline constexpr uint64_t kDirectAlign = 4096;
+inline bool DirectAligned(const void* p, uint64_t offset, uint64_t len) {
+  return reinterpret_cast<uintptr_t>(p) % kDirectAlign == 0 && offset % kDirectAlign == 0 &&
+         len % kDirectAlign == 0;
+}
+
+// A new random name for a file under objects/.
+std::string RandomName();
 
 // The bytes all cache files hold (and fills have reserved), kept in the index.
 uint64_t GetTotal(const LmdbTxn& t);

@@ -77,22 +77,34 @@ class StagedWriterFactory : public FileWriterFactory {
 
 }  // namespace
 
+namespace {
+
+upload::StagingContext Context(std::shared_ptr<s3::ObjectClient> client, WriterOptions options,
+                               std::string staging_dir, uint64_t memory_budget) {
+  upload::StagingOptions staging;
+  staging.dir = std::move(staging_dir);
+  staging.memory_budget = memory_budget != 0 ? memory_budget : upload::DefaultMemoryBudget(options);
+  return upload::MakeStagingContext(std::move(client), options, std::move(staging));
+}
+
+}  // namespace
+
 std::shared_ptr<FileWriterFactory> MakeStagedWriterFactory(std::shared_ptr<s3::ObjectClient> client,
                                                            WriterOptions options,
                                                            std::string staging_dir,
                                                            uint64_t memory_budget) {
-  upload::StagingOptions staging;
-  staging.dir = std::move(staging_dir);
-  staging.memory_budget = memory_budget != 0 ? memory_budget : upload::DefaultMemoryBudget(options);
   return std::make_shared<StagedWriterFactory>(
-      upload::MakeStagingContext(std::move(client), options, std::move(staging)));
+      Context(std::move(client), options, std::move(staging_dir), memory_budget));
 }
 
-std::shared_ptr<FileWriterFactory> MakeStagedWriterFactory(std::shared_ptr<s3::ObjectClient> client,
-                                                           const FsConfig& config) {
-  return MakeStagedWriterFactory(
+std::shared_ptr<FileWriterFactory> MakeStagedWriterFactory(
+    std::shared_ptr<s3::ObjectClient> client, const FsConfig& config,
+    std::shared_ptr<cache::DataCache> data_cache) {
+  upload::StagingContext ctx = Context(
       std::move(client), WriterOptions{config.write_part_size, config.max_upload_parts_in_flight},
       upload::DefaultStagingDir(config.cache_dir), config.max_upload_memory);
+  ctx.data_cache = std::move(data_cache);
+  return std::make_shared<StagedWriterFactory>(std::move(ctx));
 }
 
 }  // namespace bucketfs::fs

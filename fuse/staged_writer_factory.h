@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "cache/data_cache.h"
 #include "fuse/file_writer.h"
 #include "fuse/fs_config.h"
 #include "s3/object_client.h"
@@ -21,8 +22,10 @@ std::shared_ptr<FileWriterFactory> MakeStagedWriterFactory(std::shared_ptr<s3::O
                                                            std::string staging_dir,
                                                            uint64_t memory_budget = 0);
 // The same, with the part size, parts in flight, staging directory and memory
-// budget the mount's `config` sets.
-std::shared_ptr<FileWriterFactory> MakeStagedWriterFactory(std::shared_ptr<s3::ObjectClient> client,
-                                                           const FsConfig& config);
+// budget the mount's `config` sets. `data_cache` (may be null): where each
+// upload also puts the bytes it sends (upload::StagingContext::data_cache).
+std::shared_ptr<FileWriterFactory> MakeStagedWriterFactory(
+    std::shared_ptr<s3::ObjectClient> client, const FsConfig& config,
+    std::shared_ptr<cache::DataCache> data_cache = nullptr);
 
 }  // namespace bucketfs::fs

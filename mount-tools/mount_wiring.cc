@@ -1,6 +1,7 @@
 #include "mount-tools/mount_wiring.h"
 
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 
 #include <cerrno>
@@ -31,6 +32,11 @@ constexpr double kCacheMinFreeFraction = 0.05;
 // cannot be opened: the mount then reads without it, and says so).
 std::shared_ptr<cache::DataCache> OpenDataCache(const fs::FsConfig& config) {
   if (config.cache_dir.empty() || !config.data_cache) return nullptr;
+  // The first component to use the cache directory makes it, private.
+  if (::mkdir(config.cache_dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    spdlog::warn("data cache off: cannot create {}: {}", config.cache_dir, std::strerror(errno));
+    return nullptr;
+  }
   struct statvfs vfs {};
   if (::statvfs(config.cache_dir.c_str(), &vfs) != 0) {
     spdlog::warn("data cache off: cannot stat {}: {}", config.cache_dir, std::strerror(errno));
@@ -56,6 +62,7 @@ std::shared_ptr<cache::DataCache> OpenDataCache(const fs::FsConfig& config) {
 
 std::shared_ptr<fs::FileReaderFactory> BuildReaders(const std::shared_ptr<s3::ObjectClient>& client,
                                                     const fs::FsConfig& config,
+                                                    std::shared_ptr<cache::DataCache> data_cache,
                                                     metrics::Registry* registry) {
   if (!config.prefetch) return fs::MakeDirectReaderFactory(client);
   const prefetch::PrefetchConfig pc =
@@ -71,7 +78,6 @@ std::shared_ptr<fs::FileReaderFactory> BuildReaders(const std::shared_ptr<s3::Ob
       pc.budget_bytes > 0 ? pc.budget_bytes : memory::MemoryBudget::DefaultBudgetBytes());
   std::shared_ptr<prefetch::RangeSource> source =
       std::make_shared<prefetch::ObjectClientRangeSource>(client);
-  auto data_cache = OpenDataCache(config);
   if (data_cache != nullptr) {
     source = std::make_shared<prefetch::CachingRangeSource>(
         std::move(source), data_cache, kCacheThreads, config.read_part_size, budget,
@@ -89,9 +95,12 @@ std::shared_ptr<fs::FileReaderFactory> BuildReaders(const std::shared_ptr<s3::Ob
 
 fs::FsComponents BuildComponents(const std::shared_ptr<s3::ObjectClient>& client,
                                  const fs::FsConfig& config, metrics::Registry* registry) {
-  auto writers = fs::MakeStagedWriterFactory(client, config);
+  // One data cache for both sides: reads fill it, and so do writes, so that
+  // what this mount wrote is read back from local disk.
+  auto data_cache = config.prefetch ? OpenDataCache(config) : nullptr;
+  auto writers = fs::MakeStagedWriterFactory(client, config, data_cache);
   if (registry != nullptr) AddWriteBackMetrics(*registry, writers);
-  return fs::FsComponents{.readers = BuildReaders(client, config, registry),
+  return fs::FsComponents{.readers = BuildReaders(client, config, std::move(data_cache), registry),
                           .writers = std::move(writers)};
 }
 

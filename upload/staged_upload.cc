@@ -30,6 +30,7 @@ StagedUpload::StagedUpload(const StagingContext& context, std::string bucket, st
       upload_(context.client, bucket_, key_, context.copies_unsummed),
       fills_(context.budget, context.writer.checksum == s3::BodyChecksum::kCrc32c) {
   if (base_) size_.store(base_->size);
+  if (ctx_.data_cache) cache_fill_ = std::make_shared<cache::WriteFill>(ctx_.data_cache);
 }
 
 StagedUpload::~StagedUpload() {
@@ -111,6 +112,11 @@ Result<CommittedObject> StagedUpload::Commit() {
   if (!committed_) {
     committed_ = CommitLocked();
     WaitForUploads();  // staging writes under way end on their own (the destructor waits)
+    if (cache_fill_ && committed_->ok() && modified_) {
+      cache_fill_->Publish(
+          s3::ObjectVersion{bucket_, key_, (*committed_)->etag, (*committed_)->size});
+    }
+    cache_fill_.reset();
     fills_.Release();
     ReleaseStaging();  // frees the disk space now, not when the handle goes
   }

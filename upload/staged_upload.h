@@ -59,6 +59,10 @@
 //   copyable): part buffers, the staging file, and the base object for
 //   what no write replaced.
 //
+// - With a data cache in the context, every part's bytes also go into it as
+//   they are sent (cache::WriteFill), and a successful commit records them
+//   under the new object's ETag.
+//
 // Commit is idempotent; after it Write fails with EBADF. Thread-safe.
 #pragma once
 
@@ -71,6 +75,7 @@
 
 #include "base/mutex.h"
 #include "base/thread_annotations.h"
+#include "cache/write_fill.h"
 #include "upload/filled_parts.h"
 #include "upload/multipart_upload.h"
 #include "upload/part_layout.h"
@@ -145,12 +150,13 @@ class StagedUpload {
   bool Eligible(int i, uint64_t cursor) const;
   Status Pump(bool all, int limit = 0) REQUIRES(mu_) EXCLUDES(done_mu_);
   Status StartPart(int i, bool final) REQUIRES(mu_) EXCLUDES(done_mu_);
-  void SendFilled(const std::shared_ptr<StagingStore>& staging, const std::shared_ptr<Sending>& job,
-                  s3::UploadPartParams p, int i, uint64_t gen, uint64_t start, bool stage,
-                  std::optional<uint32_t> sum) EXCLUDES(mu_, done_mu_);
-  void SendStaged(StagingStore& staging, const std::shared_ptr<Sending>& job,
-                  s3::UploadPartParams p, int i, uint64_t gen, uint64_t start)
-      EXCLUDES(mu_, done_mu_);
+  // `fill` (may be null) gets the part's bytes before they go out.
+  void SendFilled(const std::shared_ptr<StagingStore>& staging, cache::WriteFill* fill,
+                  const std::shared_ptr<Sending>& job, s3::UploadPartParams p, int i, uint64_t gen,
+                  uint64_t start, bool stage, std::optional<uint32_t> sum) EXCLUDES(mu_, done_mu_);
+  void SendStaged(StagingStore& staging, cache::WriteFill* fill,
+                  const std::shared_ptr<Sending>& job, s3::UploadPartParams p, int i, uint64_t gen,
+                  uint64_t start) EXCLUDES(mu_, done_mu_);
   void StageFilled(StagingStore& staging, const std::shared_ptr<Sending>& job, int i,
                    uint64_t start) EXCLUDES(mu_, done_mu_);
   void PartDone(Sending& job, int i, uint64_t gen, const Result<s3::UploadPartResult>& r)
@@ -193,6 +199,9 @@ class StagedUpload {
   bool modified_ GUARDED_BY(mu_) = false;
   std::optional<Result<CommittedObject>> committed_ GUARDED_BY(mu_);
   FilledParts fills_ GUARDED_BY(mu_);  // parts filled in memory, not yet sent
+
+  // The bytes sent, put in the data cache; null without one or once committed.
+  std::shared_ptr<cache::WriteFill> cache_fill_ GUARDED_BY(mu_);
 
   // Guards what upload completions and staging writes (other threads)
   // touch; never held across a call that may block.

@@ -94,6 +94,9 @@ Result<CommittedObject> StagedUpload::PutWhole(uint64_t total) {
       return s.error();
     }
   }
+  // The whole object in one body: it replaces whatever parts sent before
+  // (an upload dropped by a truncate) put in the cache.
+  if (cache_fill_) cache_fill_->Part(0, UINT64_MAX, 0, body.bytes());
   auto etag = upload_.Put(body.bytes(), ctx_.writer.checksum);
   ctx_.budget->Give(std::move(body));
   if (!etag.ok()) return etag.error();

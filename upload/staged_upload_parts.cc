@@ -89,12 +89,12 @@ Status StagedUpload::StartPart(int i, bool final) {
   }
   // The task counts as in flight (and as a staging write) until it ends, and
   // shares the staging store: a staging write may outlive Commit.
-  auto task = [this, staging = staging_, job, p = upload_.PartParams(i + 1), i, gen, start,
-               from_memory, stage, sum] {
+  auto task = [this, staging = staging_, fill = cache_fill_, job, p = upload_.PartParams(i + 1), i,
+               gen, start, from_memory, stage, sum] {
     if (from_memory) {
-      SendFilled(staging, job, p, i, gen, start, stage, sum);
+      SendFilled(staging, fill.get(), job, p, i, gen, start, stage, sum);
     } else {
-      SendStaged(*staging, job, p, i, gen, start);
+      SendStaged(*staging, fill.get(), job, p, i, gen, start);
     }
   };
   if (ctx_.runner) {
@@ -108,13 +108,14 @@ Status StagedUpload::StartPart(int i, bool final) {
 // On the runner, for a part filled in memory: sums it unless that was done as
 // it was written, hands it to the upload and, meanwhile, writes it to the
 // staging file (`stage`) for writes that may come back to it.
-void StagedUpload::SendFilled(const std::shared_ptr<StagingStore>& staging,
+void StagedUpload::SendFilled(const std::shared_ptr<StagingStore>& staging, cache::WriteFill* fill,
                               const std::shared_ptr<Sending>& job, s3::UploadPartParams p, int i,
                               uint64_t gen, uint64_t start, bool stage,
                               std::optional<uint32_t> sum) {
   if (p.checksum == s3::BodyChecksum::kCrc32c) {
     p.crc32c = s3::Crc32cToBase64(sum ? *sum : s3::Crc32c(job->body.bytes()));
   }
+  if (fill != nullptr) fill->Part(i, gen, start, job->body.bytes());
   ctx_.client->UploadPartAsync(
       p, job->body.bytes(),
       [this, job, i, gen](const Result<s3::UploadPartResult>& r) { PartDone(*job, i, gen, r); });
@@ -131,8 +132,9 @@ void StagedUpload::SendFilled(const std::shared_ptr<StagingStore>& staging,
 // StartPart bumped the generation, so this upload's ETag will be dropped),
 // summed as it is read, and uploads it. Nothing of `this` is touched once
 // the upload is handed over: its completion may end the writer's wait.
-void StagedUpload::SendStaged(StagingStore& staging, const std::shared_ptr<Sending>& job,
-                              s3::UploadPartParams p, int i, uint64_t gen, uint64_t start) {
+void StagedUpload::SendStaged(StagingStore& staging, cache::WriteFill* fill,
+                              const std::shared_ptr<Sending>& job, s3::UploadPartParams p, int i,
+                              uint64_t gen, uint64_t start) {
   const bool crc = p.checksum == s3::BodyChecksum::kCrc32c;
   auto sum = staging.ReadSummed(start, job->body.bytes(), crc);
   if (!sum.ok()) {
@@ -140,6 +142,7 @@ void StagedUpload::SendStaged(StagingStore& staging, const std::shared_ptr<Sendi
     return;
   }
   if (*sum) p.crc32c = s3::Crc32cToBase64(**sum);
+  if (fill != nullptr) fill->Part(i, gen, start, job->body.bytes());
   ctx_.client->UploadPartAsync(
       p, job->body.bytes(),
       [this, job, i, gen](const Result<s3::UploadPartResult>& r) { PartDone(*job, i, gen, r); });

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "base/task_runner.h"
+#include "cache/data_cache.h"
 #include "cache/staging_file.h"
 #include "memory/part_buffer_budget.h"
 #include "s3/object_client.h"
@@ -71,6 +72,10 @@ struct StagingContext {
   // without the part's CRC32C (see MultipartUpload); null: each writer learns
   // it for itself.
   std::shared_ptr<std::atomic<bool>> copies_unsummed;
+  // The mount's data cache, or null: each upload also puts the bytes it
+  // sends there (cache/write_fill.h), so reading back what was just written
+  // needs no GET.
+  std::shared_ptr<cache::DataCache> data_cache;
 };
 
 // The context a mount runs with: a budget of at least two parts, worker

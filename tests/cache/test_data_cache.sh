@@ -9,6 +9,8 @@
 #   overwrite    an object overwritten in the bucket is read anew after the TTL
 #   evict        4 readers under --max-cache-size 24M: the cache stays within it
 #   kill         a daemon killed mid-fill leaves a cache the next mount uses
+#   written      files written through the mount (multipart, small, then one
+#                overwritten) read back on a fresh mount with no GET
 # Usage: test_data_cache.sh s3sim   (s3rver has no request counter: skipped)
 source "$(dirname "${BASH_SOURCE[0]}")/../mount/lib.sh"
 [[ "$SERVER" == s3sim ]] || skip "needs s3sim's request counter"
@@ -172,5 +174,31 @@ drop_caches
 got=$(timeout 120 sha256sum <"$MNT/big/f" | cut -d' ' -f1)
 check "after the kill: complete, zero requests next time" test "$(stats_field total)" -eq 0
 unmount "$MNT"
+
+# --- written: what the mount wrote is cached as it is uploaded
+WC="$TMP/cache-written"
+head -c $((40 * MiB)) /dev/urandom >"$TMP/w-big"
+head -c $((300 << 10)) /dev/urandom >"$TMP/w-small"
+head -c $((20 * MiB)) /dev/urandom >"$TMP/w-again"
+mount_bucket "$MNT" "s3://$BUCKET" --cache "$WC" --metadata-ttl indefinite --no-link-probe --allow-overwrite
+mkdir -p "$MNT/written"
+cp "$TMP/w-big" "$MNT/written/big"
+cp "$TMP/w-small" "$MNT/written/small"
+cp "$TMP/w-small" "$MNT/written/again"
+cp "$TMP/w-again" "$MNT/written/again"  # overwritten: only the new bytes may come back
+unmount "$MNT"
+check "written: the bucket holds what was written" \
+  test "$(s3 sha256 "$BUCKET" written/big)" = "$(sha256sum <"$TMP/w-big" | cut -d' ' -f1)"
+mark_log
+mount_bucket "$MNT" "s3://$BUCKET" --cache "$WC" --metadata-ttl indefinite --no-link-probe --allow-overwrite
+drop_caches
+reset_stats
+for f in big small again; do
+  check "written: $f reads back right" cmp "$TMP/w-$f" "$MNT/written/$f"
+done
+log "written, read back: $(gets) GETs, $(stats_field body_bytes) body bytes"
+check "written: read back with no GET" test "$(gets)" -eq 0
+unmount "$MNT"
+check "written: read back through passthrough" test "$(passthrough_opens)" -eq 3
 
 finish
