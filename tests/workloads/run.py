@@ -30,7 +30,7 @@ from mounts import Mount, tear_down  # noqa: E402
 from servers import Server, Stats  # noqa: E402
 from wl_source import MountSource, S3Source  # noqa: E402
 
-MOUNT_TARGETS = ("bucketfs", "bucketfs-order", "s3fs", "rclone")
+MOUNT_TARGETS = ("bucketfs", "bucketfs-order", "bucketfs-cache", "s3fs", "rclone")
 # Only retinanet opens many files in an order the mount cannot guess.
 ORDER_WORKLOADS = ("retinanet",)
 # `local` reads the generated files where they were made (page cache warm):
@@ -44,7 +44,9 @@ def parse_args(argv):
     p.add_argument("--scale", choices=sorted(S.SCALES), default="small")
     p.add_argument("--server", choices=("s3sim", "s3sim-shaped", "s3rver"), default="s3sim")
     p.add_argument("--targets", default="bucketfs,bucketfs-order,direct,s3fs,rclone",
-                   help="of bucketfs,bucketfs-order,direct,s3fs,rclone,local")
+                   help="of bucketfs,bucketfs-order,bucketfs-cache,direct,s3fs,rclone,local "
+                        "(bucketfs-cache: bucketfs with --cache in a new directory, as rclone "
+                        "runs with its write cache)")
     p.add_argument("--workloads", default="unet3d,retinanet,parquet,hdf5,checkpoint")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--out", default=None)
@@ -77,8 +79,11 @@ def run_target(target, workloads, args, server, bins, workdir, manifest, store, 
         if target in MOUNT_TARGETS:
             kind = "bucketfs" if target.startswith("bucketfs") else target
             opts = ("--vfs-cache-mode", "writes") if kind == "rclone" else ()
+            bucketfs_opts = list(args.bucketfs_opt)
+            if target == "bucketfs-cache":
+                bucketfs_opts += ["--cache", tempfile.mkdtemp(prefix="bucketfs-cache-", dir=workdir)]
             mount = Mount(kind, server, bins, workdir, write=True, label=target,
-                          bucketfs_opts=args.bucketfs_opt, rclone_opts=opts)
+                          bucketfs_opts=bucketfs_opts, rclone_opts=opts)
             source = MountSource(mount.mnt)
         elif target == "local":
             source = MountSource(data_root)

@@ -2,7 +2,7 @@
 its peers), its chart (the harness's), and what makes a run fail."""
 import bench_report
 
-OURS = ("bucketfs", "bucketfs-order", "direct", "local")
+OURS = ("bucketfs", "bucketfs-order", "bucketfs-cache", "direct", "local")
 
 
 def _rate(r):
