@@ -107,6 +107,12 @@ Result<Filesystem::Resolved> Filesystem::Resolve(const InodeSnapshot& dir,
   return ResolveRemote(dir, name);
 }
 
+bool Filesystem::HeldAsFile(const InodeSnapshot& dir, const std::string& name) const {
+  const auto known = inodes_.Find(dir.ino, name);
+  const auto in = known ? inodes_.Get(*known) : std::nullopt;
+  return in && in->kind == Kind::kFile;
+}
+
 Result<Filesystem::Resolved> Filesystem::ResolveRemote(const InodeSnapshot& dir,
                                                        const std::string& name) {
   const std::string file_key = dir.key + name;
@@ -114,17 +120,24 @@ Result<Filesystem::Resolved> Filesystem::ResolveRemote(const InodeSnapshot& dir,
   // One LIST and one HEAD at once: the listing finds implicit directories
   // (objects under "name/" without a marker). A found object answers without
   // waiting for the LIST (an object "name" is a file, see SEMANTICS.md), so a
-  // store whose LIST is slow costs file lookups nothing.
+  // store whose LIST is slow costs file lookups nothing. A name the kernel
+  // holds as a file (its entry expired: every open of a file read each epoch
+  // with a short TTL) is most likely a file still, so it gets the HEAD alone
+  // and the LIST only if the object is gone: a LIST costs the store more
+  // than a HEAD, and it would be thrown away.
   s3::ListObjectsV2Params lp;
   lp.bucket = dir.bucket;
   lp.prefix = dir_key;
   lp.delimiter = "/";
   lp.max_keys = 1;
   const auto asked = std::chrono::steady_clock::now();  // no later than either request
-  auto pending = std::make_shared<std::promise<Result<s3::ListObjectsV2Result>>>();
-  auto listed = pending->get_future();
-  lookup_pool_->Post(
-      [client = client_, lp, pending] { pending->set_value(client->ListObjectsV2(lp)); });
+  std::future<Result<s3::ListObjectsV2Result>> listed;
+  if (!HeldAsFile(dir, name)) {
+    auto pending = std::make_shared<std::promise<Result<s3::ListObjectsV2Result>>>();
+    listed = pending->get_future();
+    lookup_pool_->Post(
+        [client = client_, lp, pending] { pending->set_value(client->ListObjectsV2(lp)); });
+  }
   s3::HeadObjectParams hp;
   hp.bucket = dir.bucket;
   hp.key = file_key;
@@ -139,7 +152,7 @@ Result<Filesystem::Resolved> Filesystem::ResolveRemote(const InodeSnapshot& dir,
     spdlog::warn("HeadObject s3://{}/{}: {}", hp.bucket, hp.key, head.error().ToString());
     return head.error();
   }
-  auto list = listed.get();
+  auto list = listed.valid() ? listed.get() : client_->ListObjectsV2(lp);
   if (!list.ok()) {
     spdlog::warn("ListObjectsV2 s3://{}/{}: {}", lp.bucket, lp.prefix, list.error().ToString());
     return list.error();

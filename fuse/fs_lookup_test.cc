@@ -1,7 +1,9 @@
 // Lookup, getattr, readdir of the filesystem core over the fake client.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <map>
+#include <thread>
 
 #include "fuse/testing/fs_test_util.h"
 
@@ -57,6 +59,47 @@ TEST_F(FsLookupTest, AFoundFileAnswersWithoutWaitingForTheList) {
   ASSERT_TRUE(e.ok());
   EXPECT_TRUE(S_ISREG(e->attr.st_mode));
   EXPECT_EQ(client_->Calls("HeadObject"), 1);
+}
+
+// A name the kernel holds as a file, looked up again once its entry expired
+// (each open of a file read every epoch, with a short TTL): a HEAD alone.
+TEST_F(FsLookupTest, ALookupAgainOfAHeldFileIsAHeadAlone) {
+  client_->Put(kBucket, "a", "1");
+  FsConfig config;
+  config.metadata_ttl = 0;
+  config.probe_link_types = false;  // "a" could be a link's body: fs_symlink_test.cc
+  Mount(config);
+  ASSERT_EQ(ListDir(kRootIno, /*plus=*/true).size(), 3u);  // the kernel now holds "a"
+  client_->Hold("ListObjectsV2");  // a LIST sent in the background would wait here
+  auto again = fs_->Lookup(kRootIno, "a");
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(S_ISREG(again->attr.st_mode));
+  EXPECT_EQ(client_->Calls("HeadObject"), 1);
+  // A LIST posted to the lookup pool reaches the hold within moments.
+  for (int i = 0; i < 20 && client_->Waiting("ListObjectsV2") == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(client_->Waiting("ListObjectsV2"), 0);
+  client_->Release("ListObjectsV2");
+}
+
+// The held file is gone and a directory has its name: the HEAD's 404 is
+// followed by the LIST that finds the directory.
+TEST_F(FsLookupTest, AHeldFileReplacedByADirectoryIsFoundAsADirectory) {
+  client_->Put(kBucket, "a", "1");
+  FsConfig config;
+  config.metadata_ttl = 0;
+  Mount(config);
+  ASSERT_TRUE(fs_->Lookup(kRootIno, "a").ok());
+  ASSERT_TRUE(client_->DeleteObject({kBucket, "a"}).ok());
+  client_->Put(kBucket, "a/inner", "2");
+  auto again = fs_->Lookup(kRootIno, "a");
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(S_ISDIR(again->attr.st_mode));
+  ASSERT_TRUE(client_->DeleteObject({kBucket, "a/inner"}).ok());
+  auto gone = fs_->Lookup(kRootIno, "a");
+  ASSERT_FALSE(gone.ok());
+  EXPECT_EQ(gone.error().errno_value, ENOENT);
 }
 
 TEST_F(FsLookupTest, FileWinsOverDirectoryOfSameName) {
