@@ -98,9 +98,8 @@ bool WriteFill::Publish(const s3::ObjectVersion& v) {
   if (!recorded) return false;
   published_ = true;
   cache_->counters_.filled_bytes.fetch_add(present, std::memory_order_relaxed);
-  if (direct_fd_ >= 0) ::close(direct_fd_);
   ::close(fd_);
-  direct_fd_ = fd_ = -1;
+  fd_ = -1;
   return true;
 }
 
@@ -114,9 +113,6 @@ bool WriteFill::Ready() {
     spdlog::debug("data cache: create {}: {}", path, std::strerror(errno));
     failed_ = true;
     return false;
-  }
-  if (!cache_->direct_io_refused_.load(std::memory_order_relaxed)) {
-    direct_fd_ = ::open(path.c_str(), O_WRONLY | O_DIRECT | O_CLOEXEC);
   }
   return true;
 }
@@ -134,20 +130,7 @@ bool WriteFill::ReserveSpace(uint64_t bytes) {
 }
 
 bool WriteFill::WriteBytes(uint64_t offset, std::span<const std::byte> data) {
-  // Whole pages go around the page cache (the writer's pages hold these
-  // bytes already); a tail that is not, through it.
-  uint64_t direct = 0;
-  if (direct_fd_ >= 0 && DirectAligned(data.data(), offset, 0)) {
-    direct = data.size() / kDirectAlign * kDirectAlign;
-    if (direct > 0 && !PwriteAll(direct_fd_, data.data(), direct, offset)) {
-      if (errno != EINVAL) return false;
-      ::close(direct_fd_);  // the file system takes no O_DIRECT writes
-      direct_fd_ = -1;
-      direct = 0;
-    }
-  }
-  return direct == data.size() ||
-         PwriteAll(fd_, data.data() + direct, data.size() - direct, offset + direct);
+  return PwriteAll(fd_, data.data(), data.size(), offset);
 }
 
 void WriteFill::Abandon(const char* why) {
@@ -159,9 +142,8 @@ void WriteFill::Abandon(const char* why) {
 void WriteFill::Discard() {
   if (fd_ >= 0) {
     ::unlink((cache_->objects_dir() + "/" + file_).c_str());
-    if (direct_fd_ >= 0) ::close(direct_fd_);
     ::close(fd_);
-    direct_fd_ = fd_ = -1;
+    fd_ = -1;
   }
   if (reserved_ > 0) cache_->Unreserve(reserved_);
   reserved_ = 0;

@@ -17,6 +17,10 @@
 // fill); a write larger than the cache can hold is not cached. Best effort:
 // a failure is logged and leaves the object uncached, never wrong.
 //
+// The bytes go through the page cache, unlike a read fill's: what was just
+// written is what is likely read back soon (a checkpoint loaded again), and
+// then its check and its reads find it in memory.
+//
 // Thread-safe: parts may come from several threads at once.
 #pragma once
 
@@ -70,7 +74,6 @@ class WriteFill {
   Mutex mu_;
   std::string file_ GUARDED_BY(mu_);  // name under objects/; empty until the first part
   int fd_ GUARDED_BY(mu_) = -1;
-  int direct_fd_ GUARDED_BY(mu_) = -1;  // the same file with O_DIRECT, or -1
   bool failed_ GUARDED_BY(mu_) = false;
   bool published_ GUARDED_BY(mu_) = false;
   uint64_t reserved_ GUARDED_BY(mu_) = 0;
