@@ -1,6 +1,7 @@
 // CachedFile: see data_cache.h.
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -49,6 +50,38 @@ class ScopedFd {
 bool PreadDirect(int fd, std::byte* out, uint64_t len, uint64_t offset) {
   return PreadAtLeast(fd, out, len, RoundUpToDirect(len), offset);
 }
+
+// Which ranges of a file the page cache holds (mincore over a read-only
+// mapping, which reads nothing). A block it holds, e.g. of a file the mount
+// just wrote, is checked there: an O_DIRECT read would first write it back
+// if dirty, then read the disk.
+class Residency {
+ public:
+  Residency(int fd, uint64_t size) : size_(size) {
+    if (size_ > 0) map_ = ::mmap(nullptr, size_, PROT_READ, MAP_SHARED, fd, 0);
+  }
+  ~Residency() {
+    if (map_ != MAP_FAILED) ::munmap(map_, size_);
+  }
+  Residency(const Residency&) = delete;
+  Residency& operator=(const Residency&) = delete;
+
+  bool Holds(uint64_t offset, uint64_t len) {
+    if (map_ == MAP_FAILED || len == 0) return false;
+    const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+    const uint64_t first = offset / page * page;
+    pages_.resize((offset + len - first + page - 1) / page);
+    if (::mincore(static_cast<char*>(map_) + first, offset + len - first, pages_.data()) != 0) {
+      return false;
+    }
+    return std::all_of(pages_.begin(), pages_.end(), [](unsigned char p) { return (p & 1) != 0; });
+  }
+
+ private:
+  const uint64_t size_;
+  void* map_ = MAP_FAILED;
+  std::vector<unsigned char> pages_;
+};
 
 }  // namespace
 
@@ -222,6 +255,7 @@ bool CachedFile::VerifyAll(CacheRecord& rec) {
   // Read without filling the page cache where possible: the kernel reads
   // the file again when a reader asks, maybe long after.
   const ScopedFd direct(OpenDirect(O_RDONLY));
+  Residency in_memory(fd_, rec.size);
   const uint64_t buf_size = RoundUpToDirect(rec.block_size);
   const std::unique_ptr<std::byte, decltype(&std::free)> buf(
       static_cast<std::byte*>(std::aligned_alloc(kDirectAlign, buf_size)), &std::free);
@@ -229,7 +263,7 @@ bool CachedFile::VerifyAll(CacheRecord& rec) {
   std::vector<uint64_t> bad;
   for (uint64_t i = 0; i < rec.Blocks(); ++i) {
     const uint64_t b = rec.BlockBegin(i), e = rec.BlockEnd(i);
-    const bool read = direct.get() >= 0 && b % kDirectAlign == 0
+    const bool read = direct.get() >= 0 && b % kDirectAlign == 0 && !in_memory.Holds(b, e - b)
                           ? PreadDirect(direct.get(), buf.get(), e - b, b)
                           : PreadAll(fd_, buf.get(), e - b, b);
     if (!read || s3::Crc32c(std::span(buf.get(), e - b)) != rec.crc[i]) bad.push_back(i);

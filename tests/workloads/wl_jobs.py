@@ -227,6 +227,10 @@ def checkpoint(source, manifest, scale, target, store, **_):
             p.join()
         out.append(phase("checkpoint", f"sharded-{what}", sum(d[2] for d in done),
                          sum(d[3] for d in done), seconds, sum(d[1] for d in done)))
+    # Measured: gone from the bucket, so that an in-memory server holds one
+    # target's checkpoints at a time (a full-scale run holds 4 GiB per target).
+    for k in [key] + [S.ckpt_dir(target) + f"shard-{i}.pt" for i in range(S.CKPT_SHARDS)]:
+        store.delete(k)
     return out
 
 

@@ -95,6 +95,9 @@ class S3Source:
     def size(self, key):
         return self.client().head_object(Bucket=self.bucket, Key=key)["ContentLength"]
 
+    def delete(self, key):
+        self.client().delete_object(Bucket=self.bucket, Key=key)
+
     def open_reader(self, key):
         return RangeFile(self, key)
 
