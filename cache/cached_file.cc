@@ -68,7 +68,7 @@ class Residency {
 
   bool Holds(uint64_t offset, uint64_t len) {
     if (map_ == MAP_FAILED || len == 0) return false;
-    const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+    const auto page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
     const uint64_t first = offset / page * page;
     pages_.resize((offset + len - first + page - 1) / page);
     if (::mincore(static_cast<char*>(map_) + first, offset + len - first, pages_.data()) != 0) {
