@@ -185,13 +185,9 @@ void CachedFile::Fill(uint64_t offset, std::span<const std::byte> data, const Bl
   if (reserved > limit) return;
   // The space is reserved in the total before the bytes are written, so that
   // fills running at once in any process never take the cache past its limit.
-  if (!cache_->Reserve(reserved)) {
-    // Make room down to 90% of the limit, so that not every fill evicts.
-    cache_->EvictTo(limit - std::max(reserved, limit / 10));
-    if (!cache_->Reserve(reserved)) {
-      cache_->counters_.refused_fills.fetch_add(1, std::memory_order_relaxed);
-      return;
-    }
+  if (!cache_->ReserveMakingRoom(reserved, limit)) {
+    cache_->counters_.refused_fills.fetch_add(1, std::memory_order_relaxed);
+    return;
   }
   std::vector<uint32_t> crcs;
   const ScopedFd direct(OpenDirect(O_WRONLY));

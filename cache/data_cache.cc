@@ -361,6 +361,12 @@ bool DataCache::Reserve(uint64_t bytes) {
   return s.ok() && reserved;
 }
 
+bool DataCache::ReserveMakingRoom(uint64_t bytes, uint64_t limit) {
+  if (Reserve(bytes)) return true;
+  EvictTo(limit - std::max(bytes, limit / 10));
+  return Reserve(bytes);
+}
+
 void DataCache::Unreserve(uint64_t bytes) {
   (void)env_->Write([&](LmdbTxn& t) -> Status {
     const uint64_t total = GetTotal(t);

@@ -172,6 +172,9 @@ class DataCache : public std::enable_shared_from_this<DataCache> {
   // leaves the total high until the next Open recounts it.
   bool Reserve(uint64_t bytes);
   void Unreserve(uint64_t bytes);
+  // Reserve, evicting least recently used files first when the total is too
+  // high: down to 90% of `limit`, so that not every fill evicts.
+  bool ReserveMakingRoom(uint64_t bytes, uint64_t limit);
   int64_t Now() const { return clock_(); }
 
   const DataCacheOptions options_;

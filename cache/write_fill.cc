@@ -38,7 +38,7 @@ void WriteFill::Part(int part, uint64_t gen, uint64_t offset, std::span<const st
     }
     reserved = data.size();
   }
-  if (!WriteBytes(offset, data)) {
+  if (!PwriteAll(fd_, data.data(), data.size(), offset)) {
     Abandon(std::strerror(errno));
     return;
   }
@@ -120,17 +120,9 @@ bool WriteFill::Ready() {
 bool WriteFill::ReserveSpace(uint64_t bytes) {
   const uint64_t limit = cache_->limit();
   if (reserved_ + bytes > limit) return false;
-  if (!cache_->Reserve(bytes)) {
-    // Make room down to 90% of the limit, as a read fill does.
-    cache_->EvictTo(limit - std::max(bytes, limit / 10));
-    if (!cache_->Reserve(bytes)) return false;
-  }
+  if (!cache_->ReserveMakingRoom(bytes, limit)) return false;
   reserved_ += bytes;
   return true;
-}
-
-bool WriteFill::WriteBytes(uint64_t offset, std::span<const std::byte> data) {
-  return PwriteAll(fd_, data.data(), data.size(), offset);
 }
 
 void WriteFill::Abandon(const char* why) {

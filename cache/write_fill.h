@@ -66,7 +66,6 @@ class WriteFill {
   bool Ready() REQUIRES(mu_);
   // Reserves room for `bytes` more in the cache's total, evicting if needed.
   bool ReserveSpace(uint64_t bytes) REQUIRES(mu_);
-  bool WriteBytes(uint64_t offset, std::span<const std::byte> data) REQUIRES(mu_);
   void Abandon(const char* why) REQUIRES(mu_);
   void Discard() REQUIRES(mu_);
 

@@ -258,8 +258,8 @@ class Filesystem {
   // Asks S3 (one round trip; two for a name the kernel holds as a file that
   // is now gone); stores the answer.
   Result<Resolved> ResolveRemote(const InodeSnapshot& dir, const std::string& name);
-  // Whether the kernel holds an inode for `name` in `dir` that is a file.
-  bool HeldAsFile(const InodeSnapshot& dir, const std::string& name) const;
+  // The kind of the inode the kernel holds for `name` in `dir`, if any.
+  std::optional<Kind> HeldKind(const InodeSnapshot& dir, const std::string& name) const;
   // A file known from a listing whose type is unknown (a size a link's body
   // may have): its HeadObject says which.
   Result<Resolved> ResolveType(const InodeSnapshot& dir, const std::string& name);

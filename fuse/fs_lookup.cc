@@ -88,9 +88,7 @@ Result<Filesystem::Resolved> Filesystem::Resolve(const InodeSnapshot& dir,
     // A directory the kernel still holds that a listing leaves out is asked
     // about (some stores omit prefixes that hold only prefixes); any other
     // name a held listing lacks does not exist.
-    const auto known = inodes_.Find(dir.ino, name);
-    const auto in = known ? inodes_.Get(*known) : std::nullopt;
-    if (!hit->from_listing || !in || in->kind != Kind::kDir) {
+    if (!hit->from_listing || HeldKind(dir, name) != Kind::kDir) {
       return MakeError(ENOENT, "NoSuchKey", file_key);
     }
     return ResolveRemote(dir, name);
@@ -107,10 +105,11 @@ Result<Filesystem::Resolved> Filesystem::Resolve(const InodeSnapshot& dir,
   return ResolveRemote(dir, name);
 }
 
-bool Filesystem::HeldAsFile(const InodeSnapshot& dir, const std::string& name) const {
+std::optional<Kind> Filesystem::HeldKind(const InodeSnapshot& dir, const std::string& name) const {
   const auto known = inodes_.Find(dir.ino, name);
   const auto in = known ? inodes_.Get(*known) : std::nullopt;
-  return in && in->kind == Kind::kFile;
+  if (!in) return std::nullopt;
+  return in->kind;
 }
 
 Result<Filesystem::Resolved> Filesystem::ResolveRemote(const InodeSnapshot& dir,
@@ -132,7 +131,7 @@ Result<Filesystem::Resolved> Filesystem::ResolveRemote(const InodeSnapshot& dir,
   lp.max_keys = 1;
   const auto asked = std::chrono::steady_clock::now();  // no later than either request
   std::future<Result<s3::ListObjectsV2Result>> listed;
-  if (!HeldAsFile(dir, name)) {
+  if (HeldKind(dir, name) != Kind::kFile) {
     auto pending = std::make_shared<std::promise<Result<s3::ListObjectsV2Result>>>();
     listed = pending->get_future();
     lookup_pool_->Post(
