@@ -30,4 +30,16 @@ bool ConsumedRanges::Overlaps(uint64_t start, uint64_t end) const {
   return std::prev(next)->second > start;
 }
 
+uint64_t ConsumedRanges::EndOfRangeAt(uint64_t pos) const {
+  auto next = ranges_.upper_bound(pos);
+  if (next == ranges_.begin()) return pos;
+  const auto& [start, end] = *std::prev(next);
+  return end > pos ? end : pos;
+}
+
+uint64_t ConsumedRanges::NextStartAfter(uint64_t pos, uint64_t none) const {
+  auto next = ranges_.upper_bound(pos);
+  return next == ranges_.end() ? none : next->first;
+}
+
 }  // namespace bucketfs::prefetch::internal

@@ -96,7 +96,10 @@ void ObjectReader::PlanWhole(Plan& plan) {
 PartPtr ObjectReader::NewPart(uint64_t offset, uint64_t len, bool demand) {
   // The budget counts the buffer the part will hold, not just its bytes.
   const uint64_t held = Part::HeldBytes(len, ctx_->pool.get());
-  if (!ctx_->budget->TryReserve(held)) {
+  // Parts kept unread yield their budget to the parts a read is coming for.
+  bool reserved = ctx_->budget->TryReserve(held);
+  while (!reserved && DropOldestKept()) reserved = ctx_->budget->TryReserve(held);
+  if (!reserved) {
     if (!demand) return nullptr;
     ctx_->budget->ForceReserve(held);
     stats_.forced_bytes += held;
@@ -209,6 +212,7 @@ void ObjectReader::Close() {
   std::map<uint64_t, PartPtr> seq;
   std::shared_ptr<internal::HeldObject> held;
   std::deque<PartPtr> blocks;
+  std::map<uint64_t, KeptPart> kept;
   PartPtr whole;
   {
     MutexLock lock(mu_);
@@ -217,6 +221,8 @@ void ObjectReader::Close() {
     seq.swap(seq_parts_);
     held.swap(held_);
     blocks.swap(blocks_);
+    kept.swap(kept_);
+    kept_bytes_ = 0;
     whole.swap(whole_);
   }
   // Buffers are freed here, outside the lock.

@@ -40,6 +40,13 @@
 //                position, except the last one (late out-of-order READs still
 //                find theirs). Each stream keeps at most its fair share of the
 //                budget (limit / active streams, minus one part) scheduled ahead.
+//                After a seek the new stream starts with the window the last
+//                one reached, up to the length of its run. Parts a stream
+//                leaves (skipped, behind, or at a seek) before every page was
+//                read are kept (object_reader_kept.cc, oldest dropped past the
+//                stream's share of the budget, or when a new part needs its
+//                budget); a later stream or random read uses them instead of
+//                fetching, and a stream skips bytes already read.
 //  - random:     after a seek (object_reader_random.cc). Each read is served by
 //                one block of at least random_floor bytes (aligned when the
 //                read fits in one aligned block) while reads land near recent
@@ -90,6 +97,7 @@ struct ReaderStats {
   bool sequential = false;     // a sequential stream is active
   uint64_t seeks = 0;          // streams abandoned by a seek
   uint64_t stream_starts = 0;  // streams started (first read at 0, re-detection)
+  uint64_t kept_reused = 0;    // parts a stream had left unread, used later instead of a fetch
   uint64_t forced_bytes = 0;   // budget taken past its limit for demand reads (buffers held)
   uint64_t reads = 0;          // reads answered or pending
   uint64_t waited_reads = 0;   // reads that found a part they need still in flight
@@ -170,6 +178,19 @@ class ObjectReader : public std::enable_shared_from_this<ObjectReader> {
   uint64_t StreamPartLen() const REQUIRES(mu_);
   uint64_t AheadCap() const REQUIRES(mu_);       // fair share of the budget ahead of this stream
   uint64_t ActiveStreams() const REQUIRES(mu_);  // at least 1
+  // Parts the stream left unread (object_reader_kept.cc). Keep: a part
+  // dropped from the stream before every page of it was read; kept parts
+  // past KeptCap() go, oldest first. Adopt: the kept part that holds `pos`
+  // and lies within [from, to), taken out of the kept set, or null.
+  void Keep(PartPtr p) REQUIRES(mu_);
+  PartPtr AdoptKept(uint64_t pos, uint64_t from, uint64_t to) REQUIRES(mu_);
+  // The start of the first kept part at or after pos (object size if none):
+  // a new part stops there, so that the kept one can be adopted next.
+  uint64_t NextKeptStart(uint64_t pos) const REQUIRES(mu_);
+  // A kept part holding all of [o, e), left in the kept set, or null.
+  PartPtr KeptCovering(uint64_t o, uint64_t e) const REQUIRES(mu_);
+  bool DropOldestKept() REQUIRES(mu_);
+  uint64_t KeptCap() const REQUIRES(mu_);
   // The whole object held for random readers (object_reader_held.cc).
   // PlanHeld: true when held parts cover [o, e) (they are then `needed`).
   bool PlanHeld(uint64_t o, uint64_t e, Plan& plan) REQUIRES(mu_);
@@ -194,13 +215,29 @@ class ObjectReader : public std::enable_shared_from_this<ObjectReader> {
   Mode mode_ GUARDED_BY(mu_);
   PartPtr whole_ GUARDED_BY(mu_);  // kWhole only
   // Sequential stream.
-  PartsByOffset seq_parts_ GUARDED_BY(mu_);  // by offset, non-overlapping
-  uint64_t stream_pos_ GUARDED_BY(mu_) = 0;  // furthest read start of the stream
-  uint64_t read_end_ GUARDED_BY(mu_) = 0;    // furthest read end of the stream
-  uint64_t frontier_ GUARDED_BY(mu_) = 0;    // end of the highest part scheduled
+  PartsByOffset seq_parts_ GUARDED_BY(mu_);   // by offset, non-overlapping
+  uint64_t stream_from_ GUARDED_BY(mu_) = 0;  // where the stream started
+  uint64_t stream_pos_ GUARDED_BY(mu_) = 0;   // furthest read start of the stream
+  uint64_t read_end_ GUARDED_BY(mu_) = 0;     // furthest read end of the stream
+  uint64_t frontier_ GUARDED_BY(mu_) = 0;     // end of the highest part scheduled
   uint64_t window_ GUARDED_BY(mu_) = 0;
+  // The window the next stream starts with: what the reader's last stream
+  // showed it reads in one run (see PlanSequential's seek).
+  uint64_t resume_window_ GUARDED_BY(mu_) = 0;
   uint64_t next_grow_ GUARDED_BY(mu_) = 0;  // stream_pos_ at which the window may double next
   bool starved_ GUARDED_BY(mu_) = false;  // a read waited for its bytes since the window last grew
+  // Parts the stream fetched and left before every page of them was read
+  // (skipped over, or dropped at a seek), by offset, non-overlapping, with
+  // the order they were kept in: a reader that jumps back to them (the
+  // records of a checkpoint read out of file order) takes them from here
+  // instead of fetching them again.
+  struct KeptPart {
+    PartPtr part;
+    uint64_t order = 0;
+  };
+  std::map<uint64_t, KeptPart> kept_ GUARDED_BY(mu_);
+  uint64_t kept_bytes_ GUARDED_BY(mu_) = 0;
+  uint64_t kept_count_ GUARDED_BY(mu_) = 0;  // parts kept so far: the next order
   // Random access.
   std::deque<PartPtr> blocks_ GUARDED_BY(mu_);  // most recent first
   bool any_read_ GUARDED_BY(mu_) = false;

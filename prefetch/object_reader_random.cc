@@ -46,6 +46,10 @@ void ObjectReader::PlanBlock(uint64_t o, uint64_t e, Plan& plan) {
       return;
     }
   }
+  if (PartPtr kept = KeptCovering(o, e)) {
+    plan.needed.push_back(std::move(kept));
+    return;
+  }
   PartPtr b = NewPart(fetch.start, fetch.end - fetch.start, /*demand=*/true);
   NoteRereadFetch(o, e, b);
   blocks_.push_front(b);

@@ -16,12 +16,26 @@ void ObjectReader::PlanSequential(uint64_t o, uint64_t e, Plan& plan) {
   if (o < low || o > high) {
     if (++outside_ < kSeekAfterOutsideReads) {
       // One read far from the stream (a lagging or early request from another
-      // thread, or the first read after a seek): serve it on the side.
-      PlanBlock(o, e, plan);
+      // thread, or the first read after a seek): serve it on the side, from
+      // the stream's parts when they hold it.
+      if (SeqCovers(o, e)) {
+        EnsureCovered(o, e, plan);
+      } else {
+        PlanBlock(o, e, plan);
+      }
       return;
     }
     // A seek: drop the stream (parts in flight finish and are discarded).
+    // A reader that read a long run before jumping (records of a checkpoint
+    // or archive read out of file order) will likely read as long a run at
+    // the new place: the next stream starts with the window the last one
+    // reached, up to the run's length, instead of ramping up from the small
+    // first request again. Short runs keep the small start.
+    const uint64_t run = read_end_ > stream_from_ ? read_end_ - stream_from_ : 0;
+    resume_window_ = std::clamp(std::min(run, window_), cfg_.initial_window,
+                                std::max(cfg_.initial_window, WindowCap()));
     LeaveStream();
+    for (auto& [offset, part] : seq_parts_) Keep(std::move(part));
     seq_parts_.clear();
     window_ = cfg_.initial_window;
     ++stats_.seeks;
@@ -103,11 +117,13 @@ void ObjectReader::ReleaseConsumed(uint64_t o, uint64_t e, const std::vector<Par
 void ObjectReader::StartStream(uint64_t from) {
   if (mode_ != Mode::kSequential) ctx_->active_streams.fetch_add(1, std::memory_order_relaxed);
   mode_ = Mode::kSequential;
+  for (auto& [offset, part] : seq_parts_) Keep(std::move(part));
   seq_parts_.clear();
+  stream_from_ = from;
   stream_pos_ = from;
   read_end_ = from;
   frontier_ = from;
-  window_ = cfg_.initial_window;
+  window_ = std::max(cfg_.initial_window, resume_window_);
   next_grow_ = from + window_ / 2;
   starved_ = false;
   ++stats_.stream_starts;
@@ -157,6 +173,7 @@ void ObjectReader::ReleaseBehind() {
   while (it != seq_parts_.end() && it->second->end() <= keep_from) {
     auto next = std::next(it);
     if (next == seq_parts_.end() || next->second->end() > stream_pos_) break;
+    Keep(std::move(it->second));  // skipped over by a forward jump: kept if never read
     it = seq_parts_.erase(it);
   }
 }
@@ -181,7 +198,16 @@ void ObjectReader::EnsureCovered(uint64_t o, uint64_t e, Plan& plan) {
     }
     // A gap at pos (never fetched, skipped over, or dropped after a failure).
     const uint64_t gap_end = next == seq_parts_.end() ? object_.size : next->first;
-    uint64_t len = std::min(StreamPartLen(), gap_end - pos);
+    const uint64_t gap_start = next == seq_parts_.begin() ? 0 : std::prev(next)->second->end();
+    if (PartPtr kept = AdoptKept(pos, gap_start, gap_end)) {
+      frontier_ = std::max(frontier_, kept->end());
+      plan.needed.push_back(kept);
+      pos = kept->end();
+      seq_parts_.emplace(kept->offset(), std::move(kept));
+      continue;
+    }
+    // A new part stops where a kept part begins, so that it is adopted next.
+    uint64_t len = std::min({StreamPartLen(), gap_end - pos, NextKeptStart(pos + 1) - pos});
     PartPtr p = NewPart(pos, len, /*demand=*/false);
     if (!p) {
       // Budget full: fetch only what this read needs (at least the floor).
@@ -208,8 +234,22 @@ void ObjectReader::FillWindow(std::vector<PartPtr>& to_fetch, const Part* finish
   uint64_t in_flight_bytes = SeqBytesInFlight(finishing);  // parts of to_fetch included
   int in_flight = in_flight_ + static_cast<int>(to_fetch.size());
   while (frontier_ < target && in_flight < cfg_.max_parts_in_flight && in_flight_bytes < window) {
-    const uint64_t len = std::min(StreamPartLen(), object_.size - frontier_);
     if (frontier_ - std::min(frontier_, stream_pos_) >= cap) break;  // fair share reached
+    // Bytes the reader read already (in the kernel's page cache) are not
+    // fetched again for a stream that comes back over them.
+    if (const uint64_t read_to = consumed_.EndOfRangeAt(frontier_); read_to > frontier_) {
+      frontier_ = std::min(read_to, object_.size);
+      continue;
+    }
+    if (PartPtr kept = AdoptKept(frontier_, frontier_, object_.size)) {
+      frontier_ = kept->end();
+      seq_parts_.emplace(kept->offset(), std::move(kept));
+      continue;
+    }
+    // A new part stops where kept or read bytes begin.
+    const uint64_t stop =
+        std::min(NextKeptStart(frontier_ + 1), consumed_.NextStartAfter(frontier_, object_.size));
+    const uint64_t len = std::min({StreamPartLen(), object_.size - frontier_, stop - frontier_});
     PartPtr p = NewPart(frontier_, len, /*demand=*/false);
     if (!p) break;  // backpressure: resume on a later read or completion
     seq_parts_.emplace(frontier_, p);
