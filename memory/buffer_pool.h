@@ -33,6 +33,7 @@ class BufferPool {
 
   uint64_t reuses() const;
   size_t pooled() const;
+  size_t capacity() const { return max_buffers_; }  // buffers it may keep
 
  private:
   bool Pooled(uint64_t size) const;  // Get(size) hands out a buffer_size_ buffer

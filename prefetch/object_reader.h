@@ -44,8 +44,9 @@
 //                one reached, up to the length of its run. Parts a stream
 //                leaves (skipped, behind, or at a seek) before every page was
 //                read are kept (object_reader_kept.cc, oldest dropped past the
-//                stream's share of the budget, or when a new part needs its
-//                budget); a later stream or random read uses them instead of
+//                stream's share of the budget, when a new part needs its
+//                budget, or when the buffer pool has no spare buffer for it);
+//                a later stream or random read uses them instead of
 //                fetching, and a stream skips bytes already read.
 //  - random:     after a seek (object_reader_random.cc). Each read is served by
 //                one block of at least random_floor bytes (aligned when the
