@@ -33,6 +33,12 @@ InodeSnapshot InodeTable::Snapshot(Ino ino, const Inode& in) {
 
 ObjectAttrs MergeKnown(const ObjectAttrs& known, ObjectAttrs fresh) {
   if (fresh.etag.empty() || fresh.etag != known.etag) return fresh;
+  // The same version keeps the time the kernel was given: a changed mtime
+  // makes the kernel drop the file's page cache, and the time of one version
+  // differs by source (this mount's commit time, then the store's
+  // LastModified in whole seconds; a listing's milliseconds, then a HEAD's
+  // seconds).
+  if (known.mtime != std::chrono::system_clock::time_point{}) fresh.mtime = known.mtime;
   if (fresh.type == ObjectType::kUnknown || known.type == ObjectType::kSpecial) {
     fresh.type = known.type;
     fresh.rdev = known.rdev;

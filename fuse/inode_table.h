@@ -63,7 +63,8 @@ struct ObjectAttrs {
 // `fresh` with what `known` says of the same object version (same ETag) and
 // `fresh` lacks: its type and link target (a listing does not carry them; an
 // empty listed object is a regular file unless a HEAD or this mount said it
-// is a special file).
+// is a special file); and `known`'s mtime, so that one version's time never
+// changes under the kernel.
 ObjectAttrs MergeKnown(const ObjectAttrs& known, ObjectAttrs fresh);
 
 // True when `held` was learned after the request that brought `answer` was

@@ -50,6 +50,29 @@ TEST(InodeTableTest, AnAnswerSentBeforeThisMountsWriteDoesNotReplaceIt) {
   EXPECT_EQ(t.Get(a)->attrs.etag, "\"old\"");
 }
 
+TEST(InodeTableTest, OneVersionKeepsTheTimeTheKernelWasGiven) {
+  // This mount's write recorded its own commit time; the store then says the
+  // same version (same ETag) was modified at another time. The kernel keeps
+  // the first, so that it has no reason to drop the file's page cache; a new
+  // version brings its own time.
+  InodeTable t("b", "");
+  const auto sent = std::chrono::steady_clock::now();
+  const auto committed =
+      std::chrono::system_clock::time_point(std::chrono::nanoseconds(1'700'000'000'123'456'789));
+  const auto stored = std::chrono::system_clock::time_point(std::chrono::seconds(1'700'000'001));
+  Ino a =
+      t.Acquire(kRootIno, "a", Kind::kFile, "b", "a", ObjectAttrs{9, committed, "\"v1\"", sent});
+  t.SetAttrs(a, ObjectAttrs{9, stored, "\"v1\"", sent + std::chrono::milliseconds(5)});
+  EXPECT_EQ(t.Get(a)->attrs.mtime, committed);
+  EXPECT_EQ(t.Acquire(kRootIno, "a", Kind::kFile, "b", "a",
+                      ObjectAttrs{9, stored, "\"v1\"", sent + std::chrono::milliseconds(6)}),
+            a);
+  EXPECT_EQ(t.Get(a)->attrs.mtime, committed);
+  t.SetAttrs(a, ObjectAttrs{7, stored, "\"v2\"", sent + std::chrono::milliseconds(7)});
+  EXPECT_EQ(t.Get(a)->attrs.mtime, stored);
+  EXPECT_EQ(t.Get(a)->attrs.size, 7u);
+}
+
 TEST(InodeTableTest, KindChangeDetachesOldInode) {
   InodeTable t("b", "");
   Ino file = t.Acquire(kRootIno, "x", Kind::kFile, "b", "x", std::nullopt);
