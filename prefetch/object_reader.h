@@ -161,6 +161,8 @@ class ObjectReader : public std::enable_shared_from_this<ObjectReader> {
   void PlanStreamRead(uint64_t o, uint64_t e, Plan& plan) REQUIRES(mu_);
   void PlanBlock(uint64_t o, uint64_t e, Plan& plan) REQUIRES(mu_);
   void StartStream(uint64_t from) REQUIRES(mu_);
+  // A seek: the stream's parts are kept, the next stream's window noted.
+  void DropStreamAtSeek() REQUIRES(mu_);
   void LeaveStream() REQUIRES(mu_);  // sequential -> random or closed
   void ReleaseBehind() REQUIRES(mu_);
   // Drops from the stream the parts every page of which has been read.
@@ -244,8 +246,10 @@ class ObjectReader : public std::enable_shared_from_this<ObjectReader> {
   bool any_read_ GUARDED_BY(mu_) = false;
   uint64_t last_end_ GUARDED_BY(mu_) = 0;  // end of the previous request
   int run_ GUARDED_BY(mu_) = 0;            // consecutive sequential requests seen in random mode
-  int outside_ GUARDED_BY(mu_) = 0;    // consecutive requests outside the stream (sequential mode)
-  int in_flight_ GUARDED_BY(mu_) = 0;  // fetches of this reader not yet done
+  int outside_ GUARDED_BY(mu_) = 0;
+  // Consecutive sequential requests behind the stream, in parts already gone.
+  int behind_run_ GUARDED_BY(mu_) = 0;  // consecutive requests outside the stream (sequential mode)
+  int in_flight_ GUARDED_BY(mu_) = 0;   // fetches of this reader not yet done
   ReaderStats stats_ GUARDED_BY(mu_);
   internal::ConsumedRanges consumed_ GUARDED_BY(mu_);
   // The whole object, held for random readers (shared with other readers

@@ -25,21 +25,7 @@ void ObjectReader::PlanSequential(uint64_t o, uint64_t e, Plan& plan) {
       }
       return;
     }
-    // A seek: drop the stream (parts in flight finish and are discarded).
-    // A reader that read a long run before jumping (records of a checkpoint
-    // or archive read out of file order) will likely read as long a run at
-    // the new place: the next stream starts with the window the last one
-    // reached, up to the run's length, instead of ramping up from the small
-    // first request again. Short runs keep the small start.
-    const uint64_t run = read_end_ > stream_from_ ? read_end_ - stream_from_ : 0;
-    resume_window_ = std::clamp(std::min(run, window_), cfg_.initial_window,
-                                std::max(cfg_.initial_window, WindowCap()));
-    LeaveStream();
-    for (auto& [offset, part] : seq_parts_) Keep(std::move(part));
-    seq_parts_.clear();
-    window_ = cfg_.initial_window;
-    ++stats_.seeks;
-    outside_ = 0;
+    DropStreamAtSeek();
     run_ = continues ? 2 : 1;
     if (run_ >= cfg_.sequential_trigger) {
       StartStream(o);  // the reads outside were themselves sequential
@@ -52,10 +38,43 @@ void ObjectReader::PlanSequential(uint64_t o, uint64_t e, Plan& plan) {
   outside_ = 0;
   if (o < stream_pos_ && !SeqCovers(o, e)) {
     // A straggler behind the stream whose part is gone: serve it on the side.
+    // Stragglers that run on in sequence are the reader itself: the stream's
+    // position came from a lone read ahead (a zip's directory at the end of a
+    // file, read before its records), and the stream restarts at the run.
+    // Only bytes the stream never had count: late READs of the kernel's
+    // readahead ask for bytes a part held (now kept) or that were read.
+    const bool never_had = !KeptCovering(o, e) && !consumed_.Overlaps(o, e);
+    behind_run_ = continues && never_had ? behind_run_ + 1 : (never_had ? 1 : 0);
+    if (behind_run_ >= kSeekAfterOutsideReads) {
+      DropStreamAtSeek();
+      StartStream(o);
+      PlanStreamRead(o, e, plan);
+      return;
+    }
     PlanBlock(o, e, plan);
     return;
   }
+  behind_run_ = 0;
   PlanStreamRead(o, e, plan);
+}
+
+void ObjectReader::DropStreamAtSeek() {
+  // A reader that read a long run before jumping (records of a checkpoint or
+  // archive read out of file order) will likely read as long a run at the new
+  // place: the next stream starts with the window the last one reached, up to
+  // the run's length, instead of ramping up from the small first request
+  // again. Short runs keep the small start. The stream's parts not wholly
+  // read are kept, those in flight too.
+  const uint64_t run = read_end_ > stream_from_ ? read_end_ - stream_from_ : 0;
+  resume_window_ = std::clamp(std::min(run, window_), cfg_.initial_window,
+                              std::max(cfg_.initial_window, WindowCap()));
+  LeaveStream();
+  for (auto& [offset, part] : seq_parts_) Keep(std::move(part));
+  seq_parts_.clear();
+  window_ = cfg_.initial_window;
+  ++stats_.seeks;
+  outside_ = 0;
+  behind_run_ = 0;
 }
 
 void ObjectReader::PlanStreamRead(uint64_t o, uint64_t e, Plan& plan) {
