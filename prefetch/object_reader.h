@@ -34,7 +34,9 @@
 //                end (a part that arrives early frees its slot at once). Reads
 //                inside [stream_pos - backward_tolerance, frontier +
 //                max_forward_skip] keep the stream (a single read outside is
-//                served on the side; two in a row are a seek); a part is
+//                served on the side; two in a row are a seek; so are two
+//                sequential reads behind the stream in bytes it never had,
+//                after a lone read ahead of it); a part is
 //                released once every page of it was read (ReadCoverage), else
 //                once it ends more than backward_tolerance behind the stream
 //                position, except the last one (late out-of-order READs still
