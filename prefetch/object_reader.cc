@@ -149,6 +149,11 @@ void ObjectReader::OnFetchDone(const PartPtr& part, Status s) {
       if (it != seq_parts_.end() && it->second == part) seq_parts_.erase(it);
       std::erase(blocks_, part);
       if (whole_ == part) whole_.reset();
+      auto kept = kept_.find(part->offset());
+      if (kept != kept_.end() && kept->second.part == part) {
+        kept_bytes_ -= part->size();
+        kept_.erase(kept);
+      }
     } else if (!closed_ && mode_ == Mode::kSequential) {
       if (cfg_.grow_only_when_reads_wait && starved_ && window_ < WindowCap()) GrowOnWait();
       FillWindow(to_fetch, part.get());
