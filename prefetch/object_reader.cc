@@ -94,10 +94,10 @@ void ObjectReader::PlanWhole(Plan& plan) {
 }
 
 PartPtr ObjectReader::NewPart(uint64_t offset, uint64_t len, bool demand) {
-  // The budget counts the buffer the part will hold, not just its bytes.
   // A kept part gives its buffer to a new part rather than the kernel
   // zeroing a new one: kept parts only live in buffers the pool has spare.
   if (ctx_->pool && ctx_->pool->capacity() > 0 && ctx_->pool->pooled() == 0) DropOldestKept();
+  // The budget counts the buffer the part will hold, not just its bytes.
   const uint64_t held = Part::HeldBytes(len, ctx_->pool.get());
   // Parts kept unread yield their budget to the parts a read is coming for.
   bool reserved = ctx_->budget->TryReserve(held);

@@ -44,7 +44,7 @@ void ObjectReader::PlanSequential(uint64_t o, uint64_t e, Plan& plan) {
     // Only bytes the stream never had count: late READs of the kernel's
     // readahead ask for bytes a part held (now kept) or that were read.
     const bool never_had = !KeptCovering(o, e) && !consumed_.Overlaps(o, e);
-    behind_run_ = continues && never_had ? behind_run_ + 1 : (never_had ? 1 : 0);
+    behind_run_ = never_had ? (continues ? behind_run_ + 1 : 1) : 0;
     if (behind_run_ >= kSeekAfterOutsideReads) {
       DropStreamAtSeek();
       StartStream(o);
@@ -192,7 +192,7 @@ void ObjectReader::ReleaseBehind() {
   while (it != seq_parts_.end() && it->second->end() <= keep_from) {
     auto next = std::next(it);
     if (next == seq_parts_.end() || next->second->end() > stream_pos_) break;
-    Keep(std::move(it->second));  // skipped over by a forward jump: kept if never read
+    Keep(std::move(it->second));  // kept unless every page of it was read
     it = seq_parts_.erase(it);
   }
 }
