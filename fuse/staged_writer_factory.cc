@@ -80,9 +80,11 @@ class StagedWriterFactory : public FileWriterFactory {
 namespace {
 
 upload::StagingContext Context(std::shared_ptr<s3::ObjectClient> client, WriterOptions options,
-                               std::string staging_dir, uint64_t memory_budget) {
+                               std::string staging_dir, uint64_t memory_budget,
+                               std::shared_ptr<memory::SpareMemory> spare_memory = nullptr) {
   upload::StagingOptions staging;
   staging.dir = std::move(staging_dir);
+  staging.spare_memory = std::move(spare_memory);
   staging.memory_budget = memory_budget != 0 ? memory_budget : upload::DefaultMemoryBudget(options);
   return upload::MakeStagingContext(std::move(client), options, std::move(staging));
 }
@@ -99,10 +101,12 @@ std::shared_ptr<FileWriterFactory> MakeStagedWriterFactory(std::shared_ptr<s3::O
 
 std::shared_ptr<FileWriterFactory> MakeStagedWriterFactory(
     std::shared_ptr<s3::ObjectClient> client, const FsConfig& config,
-    std::shared_ptr<cache::DataCache> data_cache) {
+    std::shared_ptr<cache::DataCache> data_cache,
+    std::shared_ptr<memory::SpareMemory> spare_memory) {
   upload::StagingContext ctx = Context(
       std::move(client), WriterOptions{config.write_part_size, config.max_upload_parts_in_flight},
-      upload::DefaultStagingDir(config.cache_dir), config.max_upload_memory);
+      upload::DefaultStagingDir(config.cache_dir), config.max_upload_memory,
+      std::move(spare_memory));
   ctx.data_cache = std::move(data_cache);
   return std::make_shared<StagedWriterFactory>(std::move(ctx));
 }

@@ -9,6 +9,7 @@
 #include "cache/data_cache.h"
 #include "fuse/file_writer.h"
 #include "fuse/fs_config.h"
+#include "memory/spare_memory.h"
 #include "s3/object_client.h"
 
 namespace bucketfs::fs {
@@ -24,8 +25,11 @@ std::shared_ptr<FileWriterFactory> MakeStagedWriterFactory(std::shared_ptr<s3::O
 // The same, with the part size, parts in flight, staging directory and memory
 // budget the mount's `config` sets. `data_cache` (may be null): where each
 // upload also puts the bytes it sends (upload::StagingContext::data_cache).
+// `spare_memory` (may be null): part buffers shared with the read path
+// (upload::StagingOptions::spare_memory).
 std::shared_ptr<FileWriterFactory> MakeStagedWriterFactory(
     std::shared_ptr<s3::ObjectClient> client, const FsConfig& config,
-    std::shared_ptr<cache::DataCache> data_cache = nullptr);
+    std::shared_ptr<cache::DataCache> data_cache = nullptr,
+    std::shared_ptr<memory::SpareMemory> spare_memory = nullptr);
 
 }  // namespace bucketfs::fs

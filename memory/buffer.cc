@@ -30,23 +30,29 @@ uint64_t AllocatedBytes(uint64_t size) {
   return size < kHugeBufferBytes ? size : RoundUp(size, kHugePage);
 }
 
+std::byte* MapAligned(uint64_t length, int prot) {
+  // Over-map by one huge page, then trim to a 2 MiB aligned range so that
+  // every 2 MiB of it can be one huge page.
+  const size_t over = length + kHugePage;
+  void* raw = mmap(nullptr, over, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED) return nullptr;
+  const auto start = reinterpret_cast<uintptr_t>(raw);
+  const uintptr_t head = RoundUp(start, kHugePage) - start;
+  if (head > 0) munmap(raw, head);
+  std::byte* const p = static_cast<std::byte*>(raw) + head;
+  const uintptr_t tail = over - head - length;
+  if (tail > 0) munmap(p + length, tail);
+  return p;
+}
+
 Buffer AllocateBuffer(uint64_t size) {
   if (size < kHugeBufferBytes) {
     // Uninitialised on purpose: the writer overwrites every byte.
     return Buffer(new std::byte[size], BufferDeleter{0});
   }
-  // Over-map by one huge page, then trim to a 2 MiB aligned range so that
-  // every 2 MiB of the buffer can be one huge page.
   const size_t len = RoundUp(size, kHugePage);
-  const size_t over = len + kHugePage;
-  void* raw = mmap(nullptr, over, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (raw == MAP_FAILED) throw std::bad_alloc();
-  const auto start = reinterpret_cast<uintptr_t>(raw);
-  const uintptr_t head = RoundUp(start, kHugePage) - start;
-  if (head > 0) munmap(raw, head);
-  std::byte* const p = static_cast<std::byte*>(raw) + head;
-  const uintptr_t tail = over - head - len;
-  if (tail > 0) munmap(p + len, tail);
+  std::byte* const p = MapAligned(len, PROT_READ | PROT_WRITE);
+  if (p == nullptr) throw std::bad_alloc();
   // Both are hints: without huge pages (or on an old kernel) the buffer still
   // works, it just faults in 4 KiB pages as the body lands.
   madvise(p, len, MADV_HUGEPAGE);

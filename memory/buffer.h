@@ -29,6 +29,11 @@ inline constexpr uint64_t kHugeBufferBytes = 2ull << 20;
 // byte). Never null for size > 0 (throws std::bad_alloc like new[]).
 Buffer AllocateBuffer(uint64_t size);
 
+// A 2 MiB aligned anonymous private mapping of `length` bytes (a multiple of
+// 2 MiB) with protection `prot` (PROT_NONE: a reserved range); nullptr when
+// mmap fails.
+std::byte* MapAligned(uint64_t length, int prot);
+
 // The bytes AllocateBuffer(size) holds: `size`, or from kHugeBufferBytes up
 // the whole huge pages it maps (populated, so resident).
 uint64_t AllocatedBytes(uint64_t size);

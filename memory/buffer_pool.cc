@@ -8,8 +8,8 @@
 
 namespace bucketfs::memory {
 
-BufferPool::BufferPool(uint64_t buffer_size, size_t max_buffers)
-    : buffer_size_(buffer_size), max_buffers_(max_buffers) {}
+BufferPool::BufferPool(uint64_t buffer_size, size_t max_buffers, std::shared_ptr<SpareMemory> spare)
+    : buffer_size_(buffer_size), max_buffers_(max_buffers), spare_(std::move(spare)) {}
 
 bool BufferPool::Pooled(uint64_t size) const {
   if (size == buffer_size_) return true;
@@ -24,7 +24,7 @@ uint64_t BufferPool::HeldBytes(uint64_t size) const {
 }
 
 Buffer BufferPool::Get(uint64_t size) {
-  if (!Pooled(size)) return AllocateBuffer(size);
+  if (!Pooled(size)) return Fresh(size);
   {
     MutexLock lock(mu_);
     if (!free_.empty()) {
@@ -35,20 +35,35 @@ Buffer BufferPool::Get(uint64_t size) {
       return b;
     }
   }
-  auto b = AllocateBuffer(buffer_size_);
+  auto b = Fresh(buffer_size_);
   PoisonMemory(b.get() + size, buffer_size_ - size);
   return b;
 }
 
-void BufferPool::Put(Buffer buffer, uint64_t size) {
-  if (!buffer || !Pooled(size)) return;
-  MutexLock lock(mu_);
-  if (free_.size() < max_buffers_) {
-    PoisonMemory(buffer.get(), buffer_size_);  // a stale pointer's access is reported
-    free_.push_back(std::move(buffer));
+Buffer BufferPool::Fresh(uint64_t size) {
+  if (spare_ != nullptr) {
+    if (Buffer b = spare_->Take(size)) return b;
   }
-  lock.Unlock();
+  return AllocateBuffer(size);
+}
+
+void BufferPool::Put(Buffer buffer, uint64_t size) {
+  if (!buffer) return;
+  if (Pooled(size)) {
+    MutexLock lock(mu_);
+    if (free_.size() < max_buffers_) {
+      PoisonMemory(buffer.get(), buffer_size_);  // a stale pointer's access is reported
+      free_.push_back(std::move(buffer));
+      return;
+    }
+  }
+  if (spare_ != nullptr) spare_->Give(std::move(buffer));
   // `buffer`, when not kept, is freed here without the lock.
+}
+
+bool BufferPool::HasSpare() const {
+  if (pooled() > 0) return true;
+  return spare_ != nullptr && spare_->bytes() >= AllocatedBytes(buffer_size_);
 }
 
 uint64_t BufferPool::reuses() const {

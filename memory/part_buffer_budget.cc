@@ -2,6 +2,7 @@
 #include "memory/part_buffer_budget.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "base/mutex.h"
 #include "memory/memory_poison.h"
@@ -95,13 +96,19 @@ void PartBufferBudget::Provide(PartBuffer& b) {
       free_.pop_back();
     }
   }
-  b.data = AllocateBuffer(bytes);  // no zeroing: every byte is written
+  if (spare_ != nullptr) b.data = spare_->Take(bytes);
+  if (!b.data) b.data = AllocateBuffer(bytes);  // no zeroing: every byte is written
   b.capacity = bytes;
 }
 
 void PartBufferBudget::Give(PartBuffer buffer) {
   FillSent(buffer);
   const uint64_t charged = buffer.charged;
+  if (spare_ != nullptr) {
+    spare_->Give(std::move(buffer.data));
+    Release(charged);
+    return;
+  }
   {
     MutexLock lock(mu_);
     // Keep it while buffers in use plus kept ones stay within the capacity.

@@ -13,12 +13,15 @@
 // never pass the other half, so Take only ever waits for uploads to end.
 // Buffers given back are kept for reuse (kept plus used within the capacity);
 // a kept buffer larger than asked for is charged for all it holds, or not
-// reused when that does not fit.
+// reused when that does not fit. With a SpareMemory (memory/spare_memory.h),
+// shared with the read path, buffers given back go there instead and new
+// ones come from there first, so that either side reuses what the other left.
 //
 // Thread-safe.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <vector>
@@ -26,6 +29,7 @@
 #include "base/mutex.h"
 #include "base/thread_annotations.h"
 #include "memory/buffer.h"
+#include "memory/spare_memory.h"
 
 namespace bucketfs::memory {
 
@@ -47,7 +51,8 @@ struct PartBuffer {
 // share of the daemon's CPU.
 class PartBufferBudget {
  public:
-  explicit PartBufferBudget(uint64_t bytes) : capacity_(bytes) {}
+  explicit PartBufferBudget(uint64_t bytes, std::shared_ptr<SpareMemory> spare = nullptr)
+      : capacity_(bytes), spare_(std::move(spare)) {}
   // Blocks until `bytes` (capped at half the capacity, so one part always
   // fits beside the fill buffers) are available; returns what was taken, to
   // give back with Release.
@@ -74,6 +79,7 @@ class PartBufferBudget {
   void Provide(PartBuffer& b);
 
   const uint64_t capacity_;
+  const std::shared_ptr<SpareMemory> spare_;  // may be null: keeps its own
   mutable Mutex mu_;
   CondVar cv_;
   uint64_t used_ GUARDED_BY(mu_) = 0;

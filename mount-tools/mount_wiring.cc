@@ -10,10 +10,12 @@
 #include "fuse/prefetch_reader.h"
 #include "fuse/staged_writer_factory.h"
 #include "memory/memory_budget.h"
+#include "memory/spare_memory.h"
 #include "mount-tools/mount_metrics.h"
 #include "prefetch/caching_range_source.h"
 #include "prefetch/object_client_range_source.h"
 #include "prefetch/prefetcher.h"
+#include "upload/upload_context.h"
 
 namespace bucketfs::tools {
 namespace {
@@ -60,10 +62,10 @@ std::shared_ptr<cache::DataCache> OpenDataCache(const fs::FsConfig& config) {
   return *opened;
 }
 
-std::shared_ptr<fs::FileReaderFactory> BuildReaders(const std::shared_ptr<s3::ObjectClient>& client,
-                                                    const fs::FsConfig& config,
-                                                    std::shared_ptr<cache::DataCache> data_cache,
-                                                    metrics::Registry* registry) {
+std::shared_ptr<fs::FileReaderFactory> BuildReaders(
+    const std::shared_ptr<s3::ObjectClient>& client, const fs::FsConfig& config,
+    std::shared_ptr<cache::DataCache> data_cache, std::shared_ptr<memory::SpareMemory> spare_memory,
+    metrics::Registry* registry) {
   if (!config.prefetch) return fs::MakeDirectReaderFactory(client);
   const prefetch::PrefetchConfig pc =
       prefetch::MountPrefetchConfig({.direct_io = config.direct_io,
@@ -73,7 +75,8 @@ std::shared_ptr<fs::FileReaderFactory> BuildReaders(const std::shared_ptr<s3::Ob
                                      .gets_on_fuse_threads = config.gets_on_fuse_threads,
                                      .random_whole_max = config.random_whole_max});
   // The read path's budget (docs/DESIGN.md, "Memory"); the write-back makes
-  // its own, a PartBufferBudget of config.max_upload_memory.
+  // its own, a PartBufferBudget of config.max_upload_memory. Both take fresh
+  // part buffers from `spare_memory` first.
   auto budget = std::make_shared<memory::MemoryBudget>(
       pc.budget_bytes > 0 ? pc.budget_bytes : memory::MemoryBudget::DefaultBudgetBytes());
   std::shared_ptr<prefetch::RangeSource> source =
@@ -85,8 +88,8 @@ std::shared_ptr<fs::FileReaderFactory> BuildReaders(const std::shared_ptr<s3::Ob
                                       : prefetch::CachingRangeSource::FillMode::kComplete);
     if (registry != nullptr) AddDataCacheMetrics(*registry, data_cache);
   }
-  auto prefetcher =
-      std::make_shared<prefetch::Prefetcher>(pc, std::move(source), std::move(budget));
+  auto prefetcher = std::make_shared<prefetch::Prefetcher>(pc, std::move(source), std::move(budget),
+                                                           std::move(spare_memory));
   if (registry != nullptr) AddPrefetchMetrics(*registry, prefetcher);
   return fs::MakePrefetchReaderFactory(std::move(prefetcher), kReplyThreads, std::move(data_cache));
 }
@@ -98,9 +101,19 @@ fs::FsComponents BuildComponents(const std::shared_ptr<s3::ObjectClient>& client
   // One data cache for both sides: reads fill it, and so do writes, so that
   // what this mount wrote is read back from local disk.
   auto data_cache = config.prefetch ? OpenDataCache(config) : nullptr;
-  auto writers = fs::MakeStagedWriterFactory(client, config, data_cache);
+  // Part buffers one side leaves are the other's next ones: a load right
+  // after a save then reuses the save's memory instead of faulting in more.
+  // It keeps what the write path alone kept before: its budget's worth.
+  const uint64_t spare_bytes =
+      config.max_upload_memory != 0
+          ? config.max_upload_memory
+          : upload::DefaultMemoryBudget(
+                {config.write_part_size, config.max_upload_parts_in_flight});
+  auto spare_memory = std::make_shared<memory::SpareMemory>(spare_bytes);
+  auto writers = fs::MakeStagedWriterFactory(client, config, data_cache, spare_memory);
   if (registry != nullptr) AddWriteBackMetrics(*registry, writers);
-  return fs::FsComponents{.readers = BuildReaders(client, config, std::move(data_cache), registry),
+  return fs::FsComponents{.readers = BuildReaders(client, config, std::move(data_cache),
+                                                  std::move(spare_memory), registry),
                           .writers = std::move(writers)};
 }
 

@@ -95,8 +95,9 @@ void ObjectReader::PlanWhole(Plan& plan) {
 
 PartPtr ObjectReader::NewPart(uint64_t offset, uint64_t len, bool demand) {
   // A kept part gives its buffer to a new part rather than the kernel
-  // zeroing a new one: kept parts only live in buffers the pool has spare.
-  if (ctx_->pool && ctx_->pool->capacity() > 0 && ctx_->pool->pooled() == 0) DropOldestKept();
+  // zeroing a new one: kept parts only live in buffers the pool (or the
+  // mount's spare memory) has.
+  if (ctx_->pool && ctx_->pool->capacity() > 0 && !ctx_->pool->HasSpare()) DropOldestKept();
   // The budget counts the buffer the part will hold, not just its bytes.
   const uint64_t held = Part::HeldBytes(len, ctx_->pool.get());
   // Parts kept unread yield their budget to the parts a read is coming for.

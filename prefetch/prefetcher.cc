@@ -22,7 +22,8 @@ Prefetcher::Prefetcher(PrefetchConfig config, std::shared_ptr<RangeSource> sourc
     : Prefetcher(config, std::move(source), BudgetFor(config)) {}
 
 Prefetcher::Prefetcher(PrefetchConfig config, std::shared_ptr<RangeSource> source,
-                       std::shared_ptr<memory::MemoryBudget> budget) {
+                       std::shared_ptr<memory::MemoryBudget> budget,
+                       std::shared_ptr<memory::SpareMemory> spare_memory) {
   assert(source != nullptr && budget != nullptr);
   auto ctx = std::make_shared<internal::FetchContext>();
   ctx->config = config;
@@ -32,7 +33,8 @@ Prefetcher::Prefetcher(PrefetchConfig config, std::shared_ptr<RangeSource> sourc
   ctx->held = std::make_shared<internal::HeldObjects>();
   ctx->pool = std::make_shared<memory::BufferPool>(
       config.part_size,
-      static_cast<size_t>(config.part_size > 0 ? config.buffer_pool_bytes / config.part_size : 0));
+      static_cast<size_t>(config.part_size > 0 ? config.buffer_pool_bytes / config.part_size : 0),
+      std::move(spare_memory));
   ctx_ = std::move(ctx);
   hints_ = std::make_shared<internal::HintCache>(ctx_);
 }

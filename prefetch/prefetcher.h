@@ -27,6 +27,7 @@
 #include "base/mutex.h"
 #include "base/thread_annotations.h"
 #include "memory/memory_budget.h"
+#include "memory/spare_memory.h"
 #include "prefetch/object_reader.h"
 #include "prefetch/prefetch_config.h"
 #include "prefetch/range_source.h"
@@ -57,9 +58,12 @@ class Prefetcher {
   // Budget of config.budget_bytes (or memory::MemoryBudget::DefaultBudgetBytes()).
   // REQUIRES: source != nullptr
   Prefetcher(PrefetchConfig config, std::shared_ptr<RangeSource> source);
-  // With a budget shared with others (tests, or several mounts in a process).
+  // With a budget shared with others (tests, or several mounts in a process),
+  // and part buffers shared with the mount's write path (may be null:
+  // memory::BufferPool).
   Prefetcher(PrefetchConfig config, std::shared_ptr<RangeSource> source,
-             std::shared_ptr<memory::MemoryBudget> budget);
+             std::shared_ptr<memory::MemoryBudget> budget,
+             std::shared_ptr<memory::SpareMemory> spare_memory = nullptr);
   ~Prefetcher();
   Prefetcher(const Prefetcher&) = delete;
   Prefetcher& operator=(const Prefetcher&) = delete;

@@ -15,7 +15,7 @@ StagingContext MakeStagingContext(std::shared_ptr<s3::ObjectClient> client, Writ
   ctx.writer = options;
   // At least two parts: a part may take half (PartBufferBudget::Acquire).
   ctx.budget = std::make_shared<memory::PartBufferBudget>(
-      std::max<uint64_t>(staging.memory_budget, 2 * options.part_size));
+      std::max<uint64_t>(staging.memory_budget, 2 * options.part_size), staging.spare_memory);
   spdlog::info("write-back: {} MiB of part buffers, {} parts of {} MiB in flight per file",
                ctx.budget->capacity() >> 20, options.max_parts_in_flight, options.part_size >> 20);
   ctx.space = std::make_shared<cache::StagingSpace>(staging.disk_limit);

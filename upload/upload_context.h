@@ -50,6 +50,9 @@ struct StagingOptions {
   // whole (smaller pieces cost CPU) and the cut drops only writes not yet started.
   uint64_t stage_piece = 16ull << 20;
   std::shared_ptr<cache::StagingFileOps> ops;  // tests inject faults here
+  // Where part buffers go when given back, shared with the mount's read path
+  // (memory/spare_memory.h); null: the budget keeps its own.
+  std::shared_ptr<memory::SpareMemory> spare_memory;
 };
 
 // The shared state of one mount's writers.
