@@ -236,6 +236,17 @@ void AddPrefetchMetrics(Registry& registry,
       stat(&S::hint_hits));
 }
 
+void AddSpareMemoryMetrics(Registry& registry, const std::shared_ptr<memory::SpareMemory>& spare) {
+  std::weak_ptr<memory::SpareMemory> weak = spare;
+  registry.AddGaugeFn("bucketfs_spare_memory_bytes",
+                      "Part buffer memory neither reads nor writes use now, kept for their next "
+                      "parts.",
+                      {}, [weak]() -> double {
+                        auto s = weak.lock();
+                        return s ? static_cast<double>(s->bytes()) : 0;
+                      });
+}
+
 void AddFilesystemMetrics(Registry& registry, const fs::Filesystem& filesystem) {
   const fs::Filesystem* f = &filesystem;
   registry.AddCounterFn("bucketfs_metadata_cache_lookups_total",

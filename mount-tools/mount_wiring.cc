@@ -110,6 +110,7 @@ fs::FsComponents BuildComponents(const std::shared_ptr<s3::ObjectClient>& client
           : upload::DefaultMemoryBudget(
                 {config.write_part_size, config.max_upload_parts_in_flight});
   auto spare_memory = std::make_shared<memory::SpareMemory>(spare_bytes);
+  if (registry != nullptr) AddSpareMemoryMetrics(*registry, spare_memory);
   auto writers = fs::MakeStagedWriterFactory(client, config, data_cache, spare_memory);
   if (registry != nullptr) AddWriteBackMetrics(*registry, writers);
   return fs::FsComponents{.readers = BuildReaders(client, config, std::move(data_cache),

@@ -119,6 +119,9 @@ sleep 1
 timeout 30 curl -sf "$URL" >"$TMP/scrape_w2.txt"
 check "upload memory is given back after close" \
   test "$(value "$TMP/scrape_w2.txt" bucketfs_upload_memory_in_use_bytes "")" -eq 0
+spare=$(value "$TMP/scrape_w2.txt" bucketfs_spare_memory_bytes "")
+check "the written parts' buffers are kept as spare memory ($spare of $limit bytes)" \
+  test "$spare" -gt 0 -a "$spare" -le "$limit"
 
 # waste and the link operations
 timeout 60 head -c 1048576 "$MNT/part/$(timeout 30 ls "$MNT/part" | head -1)" >/dev/null
